@@ -1,0 +1,24 @@
+export { textBlock, textOf } from "./content";
+export type { TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock, ContentBlock, Message } from "./content";
+export type {
+  JsonSchema,
+  ToolSpec,
+  ToolChoice,
+  ModelRequest,
+  Usage,
+  StopReason,
+  ModelResponse,
+  ModelStreamEvent,
+  ModelCallOptions,
+  ModelProvider,
+} from "./model-provider";
+export {
+  ProviderError,
+  AuthenticationError,
+  RateLimitError,
+  OverloadedError,
+  ContextOverflowError,
+} from "./provider-errors";
+export type { ProviderErrorDetails } from "./provider-errors";
+export { ScriptedProvider } from "./scripted-provider";
+export type { ScriptedTurn, ScriptedProviderOptions } from "./scripted-provider";

@@ -1,0 +1,95 @@
+import type { ContentBlock, Message } from "./content";
+
+/** A JSON Schema object (draft 2020-12 subset the providers accept). */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** What the model is told about one tool. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly parameters: JsonSchema;
+}
+
+/** Whether and how the model must call tools. @default "auto" */
+export type ToolChoice = "auto" | "none" | "required" | { readonly type: "tool"; readonly name: string };
+
+/**
+ * One request to a model, in Rein's normalized form. `system` and `tools`
+ * together form the constant prefix: the runtime keeps them byte-identical
+ * across every request of a run so provider prompt caches hit.
+ */
+export interface ModelRequest {
+  /** Model id; providers fall back to the id they were constructed with. */
+  readonly model?: string;
+  /** Instructions. Never contains per-request or per-function text. */
+  readonly system: string;
+  readonly messages: readonly Message[];
+  readonly tools: readonly ToolSpec[];
+  readonly toolChoice?: ToolChoice;
+  readonly maxOutputTokens?: number;
+  readonly temperature?: number;
+  /** Reasoning effort, for models that take one. */
+  readonly effort?: "low" | "medium" | "high";
+}
+
+/** Token counts of one model request. */
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Input tokens served from the provider's prompt cache. */
+  readonly cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheCreationInputTokens?: number;
+}
+
+/** Why the model stopped. */
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";
+
+/** One complete assistant turn. */
+export interface ModelResponse {
+  /** Text and tool_use blocks, in the order the model produced them. */
+  readonly content: readonly ContentBlock[];
+  readonly stopReason: StopReason;
+  readonly usage: Usage;
+  /** The model that answered, as the provider reported it. */
+  readonly model?: string;
+}
+
+/** Incremental events of a streamed response; the last one is always `response`. */
+export type ModelStreamEvent =
+  | { readonly type: "text-delta"; readonly text: string }
+  | { readonly type: "tool-call-start"; readonly id: string; readonly name: string }
+  | { readonly type: "tool-call-delta"; readonly id: string; readonly argumentsDelta: string }
+  | { readonly type: "response"; readonly response: ModelResponse };
+
+/** Per-call options of a {@link ModelProvider}. */
+export interface ModelCallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The model interface Rein's runtime talks to. It knows no SDK: adapters in
+ * `@rein/providers` map it to each API's wire format, and
+ * {@link ScriptedProvider} implements it for tests and demos.
+ *
+ * @example
+ * ```ts
+ * const response = await provider.complete({ system: "Be brief.", messages, tools: [] });
+ * ```
+ */
+export interface ModelProvider {
+  /** The version of this interface the provider implements. */
+  readonly specificationVersion: "rein-model-v1";
+  /** Short provider name for logs and session nodes (`"anthropic"`, `"openai"`, `"scripted"`). */
+  readonly providerId: string;
+  /** The model used when a request names none. */
+  readonly modelId: string;
+  /** Sends one request and resolves with the whole assistant turn. */
+  complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse>;
+  /** Sends one request and yields deltas, ending with the assembled `response` event. */
+  stream(request: ModelRequest, options?: ModelCallOptions): AsyncIterable<ModelStreamEvent>;
+}
+
+/** Re-exported for adapters that only need content types next to the interface. */
+export type { ContentBlock, Message };

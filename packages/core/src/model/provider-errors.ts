@@ -1,0 +1,52 @@
+import { ReinError } from "@rein/guard";
+
+/** Fields shared by every provider failure. */
+export interface ProviderErrorDetails {
+  /** Provider name (`"anthropic"`, `"openai"`). */
+  provider: string;
+  /** HTTP status, when the failure came from a response. */
+  status?: number;
+  /** The response body (parsed JSON or text), kept for diagnosis. */
+  body?: unknown;
+  cause?: unknown;
+}
+
+/**
+ * A model provider failed: a system failure, not the model's or the
+ * developer's fault. Keeps the HTTP status and body.
+ */
+export class ProviderError extends ReinError {
+  readonly provider: string;
+  readonly status: number | undefined;
+  readonly body: unknown;
+
+  constructor(message: string, details: ProviderErrorDetails) {
+    super(message, { cause: details.cause });
+    this.provider = details.provider;
+    this.status = details.status;
+    this.body = details.body;
+  }
+}
+
+/** The provider refused the credentials (HTTP 401/403). */
+export class AuthenticationError extends ProviderError {}
+
+/** The provider rate-limited the request (HTTP 429). */
+export class RateLimitError extends ProviderError {
+  /** Seconds the provider asked to wait, from `retry-after`, when it said. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(message: string, details: ProviderErrorDetails & { retryAfterSeconds?: number }) {
+    super(message, details);
+    this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+}
+
+/** The provider is overloaded (Anthropic 529, HTTP 503). */
+export class OverloadedError extends ProviderError {}
+
+/**
+ * The request did not fit the model's context window. The runtime reacts by
+ * compacting history and retrying.
+ */
+export class ContextOverflowError extends ProviderError {}

@@ -1,0 +1,11 @@
+export {
+  currentChain,
+  depthOf,
+  deniedTools,
+  currentFrameData,
+  runInFrame,
+  DEFAULT_MAX_CYCLE_REPEATS,
+  DEFAULT_MAX_CHAIN_DEPTH,
+} from "./call-chain";
+export type { ChainLimits, RunInFrameOptions } from "./call-chain";
+export type { Frame, FrameKind } from "./frame";

@@ -1,0 +1,2 @@
+export { situationalPrefix } from "./situational-prefix";
+export type { SituationalExtras } from "./situational-prefix";
