@@ -36,19 +36,23 @@ export interface RunInFrameOptions extends ChainLimits {
   data?: unknown;
 }
 
-/** @default 2 */
-export const DEFAULT_MAX_CYCLE_REPEATS = 2;
-/** @default 25 */
-export const DEFAULT_MAX_CHAIN_DEPTH = 25;
+const CYCLE_REPEATS = 2;
+const CHAIN_DEPTH = 25;
+const RECURSION_LIMIT = MAX_AGENTIC_RECURSION_DEPTH;
+/** Default of {@link ChainLimits.maxCycleRepeats}. @default 2 */
+export const DEFAULT_MAX_CYCLE_REPEATS = CYCLE_REPEATS;
+/** Default of {@link ChainLimits.maxChainDepth}. @default 25 */
+export const DEFAULT_MAX_CHAIN_DEPTH = CHAIN_DEPTH;
 
 /** A link of the immutable chain: entering a frame allocates one and never touches the parent. */
 interface ChainNode {
+  readonly key: string;
   readonly frame: Frame;
   readonly parent: ChainNode | undefined;
   readonly size: number;
   readonly deny: readonly string[] | undefined;
   readonly data: unknown;
-  frames?: readonly Frame[];
+  frames: readonly Frame[] | undefined;
 }
 
 const storage = new AsyncLocalStorage<ChainNode>();
@@ -67,7 +71,7 @@ export function currentChain(): readonly Frame[] {
 /** How many frames of the function identified by `key` are active on the current chain. */
 export function depthOf(key: string): number {
   let count = 0;
-  for (let n = storage.getStore(); n; n = n.parent) if (n.frame.key === key) count++;
+  for (let n = storage.getStore(); n; n = n.parent) if (n.key === key) count++;
   return count;
 }
 
@@ -108,9 +112,9 @@ export function runInFrame<A extends unknown[], R>(
   ...args: A
 ): R {
   const parent = storage.getStore();
-  let recursionLimit = MAX_AGENTIC_RECURSION_DEPTH;
-  let maxCycleRepeats = DEFAULT_MAX_CYCLE_REPEATS;
-  let maxChainDepth = DEFAULT_MAX_CHAIN_DEPTH;
+  let recursionLimit = RECURSION_LIMIT;
+  let maxCycleRepeats = CYCLE_REPEATS;
+  let maxChainDepth = CHAIN_DEPTH;
   let deny = parent?.deny;
   let data = parent?.data;
   if (options !== undefined) {
@@ -122,8 +126,9 @@ export function runInFrame<A extends unknown[], R>(
     if (options.data !== undefined) data = options.data;
   }
 
+  const key = frame.key;
   let sameKey = 1;
-  for (let n = parent; n; n = n.parent) if (n.frame.key === frame.key) sameKey++;
+  for (let n = parent; n; n = n.parent) if (n.key === key) sameKey++;
   if (sameKey > recursionLimit) throw new RecursionError(frame.name, sameKey, recursionLimit);
 
   const size = parent === undefined ? 1 : parent.size + 1;
@@ -132,7 +137,8 @@ export function runInFrame<A extends unknown[], R>(
   const repeats = maxCycleRepeats + 1;
   if (sameKey >= repeats && parent !== undefined) checkCycle(parent, frame, repeats);
 
-  return storage.run({ frame, parent, size, deny, data }, fn, ...args);
+  const node: ChainNode = { key, frame, parent, size, deny, data, frames: undefined };
+  return args.length === 0 ? storage.run(node, fn as () => R) : storage.run(node, fn, ...args);
 }
 
 function checkCycle(parent: ChainNode, frame: Frame, repeats: number): void {

@@ -1,0 +1,30 @@
+import { APIError } from "@anthropic-ai/sdk";
+import type { ProviderError } from "@rein/core";
+import { toProviderError } from "../shared/to-provider-error";
+
+/**
+ * Maps whatever the Anthropic SDK threw to Rein's typed errors. The SDK keeps
+ * the whole response body in `error.error` (`{ type: "error", error: { type, message } }`).
+ */
+export function fromAnthropicError(error: unknown): ProviderError {
+  if (error instanceof APIError) {
+    return toProviderError({
+      provider: "anthropic",
+      status: error.status,
+      apiMessage: error.apiMessage ?? undefined,
+      codes: [error.type, error.errorCode],
+      headers: error.headers,
+      body: error.error,
+      cause: error,
+    });
+  }
+  return toProviderError({
+    provider: "anthropic",
+    status: undefined,
+    apiMessage: undefined,
+    codes: [],
+    headers: undefined,
+    body: undefined,
+    cause: error,
+  });
+}
