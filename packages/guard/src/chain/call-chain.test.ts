@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChainDepthError, CycleError } from "../errors/cycle-error";
 import { MAX_AGENTIC_RECURSION_DEPTH, RecursionError } from "../errors/recursion-error";
-import { currentChain, currentFrameData, deniedTools, depthOf, runInFrame } from "./call-chain";
+import { currentChain, currentFrameData, deniedTools, depthOf, runInFrame, withFrameData } from "./call-chain";
 import type { Frame } from "./frame";
 
 const frameOf = (name: string): Frame => ({ key: `key:${name}`, name, kind: "agent" });
@@ -254,5 +254,28 @@ describe("frame data", () => {
 
   it("passes extra arguments through to fn", () => {
     expect(runInFrame(A, (x: number, y: number) => x + y, undefined, 2, 3)).toBe(5);
+  });
+});
+
+describe("withFrameData", () => {
+  it("changes the frame data without adding a frame or touching depths", () => {
+    runInFrame(
+      A,
+      () => {
+        withFrameData("bound", () => {
+          expect(currentFrameData()).toBe("bound");
+          expect(currentChain().map((f) => f.name)).toEqual(["A"]);
+          expect(depthOf(A.key)).toBe(1);
+          // nested frames inherit the bound data and count as usual
+          runInFrame(A, () => {
+            expect(currentFrameData()).toBe("bound");
+            expect(currentChain().map((f) => f.name)).toEqual(["A", "A"]);
+          });
+        });
+        expect(currentFrameData()).toBe("outer");
+      },
+      { data: "outer" },
+    );
+    expect(withFrameData("top", () => currentChain())).toEqual([]);
   });
 });

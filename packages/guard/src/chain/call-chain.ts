@@ -46,8 +46,9 @@ export const DEFAULT_MAX_CHAIN_DEPTH = CHAIN_DEPTH;
 
 /** A link of the immutable chain: entering a frame allocates one and never touches the parent. */
 interface ChainNode {
-  readonly key: string;
-  readonly frame: Frame;
+  /** Undefined for data-only links made by {@link withFrameData}. */
+  readonly key: string | undefined;
+  readonly frame: Frame | undefined;
   readonly parent: ChainNode | undefined;
   readonly size: number;
   readonly deny: readonly string[] | undefined;
@@ -64,7 +65,7 @@ const EMPTY: readonly Frame[] = Object.freeze([]);
  */
 export function currentChain(): readonly Frame[] {
   const node = storage.getStore();
-  if (node === undefined) return EMPTY;
+  if (node === undefined || node.size === 0) return EMPTY;
   return (node.frames ??= Object.freeze(materialise(node)));
 }
 
@@ -158,8 +159,27 @@ function checkCycle(parent: ChainNode, frame: Frame, repeats: number): void {
 function materialise(node: ChainNode): readonly Frame[] {
   const frames = new Array<Frame>(node.size);
   let index = node.size;
-  for (let n: ChainNode | undefined = node; n; n = n.parent) frames[--index] = n.frame;
+  for (let n: ChainNode | undefined = node; n; n = n.parent) if (n.frame !== undefined) frames[--index] = n.frame;
   return frames;
+}
+
+/**
+ * Runs `fn` with `data` as the current frame data but no new frame: the
+ * chain, depths and limits are unchanged. Core uses it to bind a Context to
+ * a callback (`context.bind(fn)`) without the binding showing as a call.
+ */
+export function withFrameData<A extends unknown[], R>(data: unknown, fn: (...args: A) => R, ...args: A): R {
+  const parent = storage.getStore();
+  const node: ChainNode = {
+    key: undefined,
+    frame: undefined,
+    parent,
+    size: parent === undefined ? 0 : parent.size,
+    deny: parent?.deny,
+    data,
+    frames: undefined,
+  };
+  return storage.run(node, fn, ...args);
 }
 
 function checkLimit(name: keyof ChainLimits, value: number): number {

@@ -3,6 +3,7 @@ export {
   depthOf,
   deniedTools,
   currentFrameData,
+  withFrameData,
   runInFrame,
   DEFAULT_MAX_CYCLE_REPEATS,
   DEFAULT_MAX_CHAIN_DEPTH,
