@@ -1,0 +1,310 @@
+/**
+ * Which detectors of {@link ToolLoopDetector} run. `unknown_tool_repeat` and
+ * `global_circuit_breaker` have no switch: they stay on whenever loop
+ * detection is enabled.
+ */
+export interface LoopDetectorSwitches {
+  /** Same tool and arguments repeated (`generic_repeat`). @default true */
+  genericRepeat: boolean;
+  /** A poll tool returning the same thing for the same arguments (`known_poll_no_progress`). @default true */
+  knownPollNoProgress: boolean;
+  /** Alternation between two call patterns (`ping_pong`). @default true */
+  pingPong: boolean;
+  /** Two or three argument patterns cycled without any new result (`argument_churn`). @default true */
+  argumentChurn: boolean;
+  /** One tool failing with the same error again and again (`repeated_error`). @default true */
+  repeatedError: boolean;
+}
+
+/** Settings of the {@link PostCompactionGuard}. */
+export interface PostCompactionGuardConfig {
+  /**
+   * Tool calls the guard watches after a compaction retry, and the number of
+   * identical (tool, arguments, result) triples that abort the run.
+   * @default 3
+   */
+  windowSize: number;
+  /**
+   * Whether the guard runs. Unless set here it follows the loop-detection
+   * master switch: on unless `enabled` is explicitly `false`.
+   * @default true
+   */
+  enabled: boolean;
+}
+
+/** Per-tool settings in {@link LoopDetectionConfig.toolOverrides}. */
+export interface LoopDetectionToolOverride {
+  /**
+   * Keys dropped from this tool's results before hashing, replacing the
+   * global {@link LoopDetectionConfig.volatileKeys} for this tool. Spread
+   * `DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys` to extend instead of replace.
+   */
+  volatileKeys?: readonly string[];
+}
+
+/**
+ * The resolved tool-loop detection settings, every field present. Build one
+ * with {@link resolveLoopDetectionConfig}; write partial ones as
+ * {@link LoopDetectionOptions}.
+ */
+export interface LoopDetectionConfig {
+  /** Master switch of the rolling-history detectors. @default false */
+  enabled: boolean;
+  /** Recorded calls kept per run; detectors see only this window. @default 30 */
+  historySize: number;
+  /** Repetitions before a warning. @default 10 */
+  warningThreshold: number;
+  /** Repetitions before a block; at least `warningThreshold + 1`. @default 20 */
+  criticalThreshold: number;
+  /** Attempts at one missing tool in a row before a block. @default 10 */
+  unknownToolThreshold: number;
+  /**
+   * Identical no-progress outcomes before the breaker blocks, whatever the
+   * detector switches; also the length of an `argument_churn` cycle. At
+   * least `criticalThreshold + 1`.
+   * @default 30
+   */
+  globalCircuitBreakerThreshold: number;
+  /** Blocks in one run after which the runtime ends it with `ToolLoopError`. @default 3 */
+  maxBlockedCalls: number;
+  /** Detector switches, merged one by one. */
+  detectors: LoopDetectorSwitches;
+  /** Post-compaction guard settings, merged one by one. */
+  postCompactionGuard: PostCompactionGuardConfig;
+  /** Tools whose repeated calls are polling (a tool may also declare `poll: true`). @default [] */
+  pollTools: readonly string[];
+  /** Result keys ignored by outcome hashes, at any depth (durations, pids, ids, timestamps). */
+  volatileKeys: readonly string[];
+  /** Per-tool settings by tool name. @default {} */
+  toolOverrides: Readonly<Record<string, LoopDetectionToolOverride>>;
+}
+
+/**
+ * Loop-detection settings as written by a user: every field optional, nested
+ * blocks partial. Omitted fields keep the value beneath them (per-agent over
+ * global over {@link DEFAULT_LOOP_DETECTION_CONFIG}).
+ *
+ * @example
+ * ```ts
+ * const options: LoopDetectionOptions = { enabled: true, detectors: { pingPong: false } };
+ * ```
+ */
+export interface LoopDetectionOptions {
+  /** {@inheritDoc LoopDetectionConfig.enabled} */
+  enabled?: boolean;
+  /** {@inheritDoc LoopDetectionConfig.historySize} */
+  historySize?: number;
+  /** {@inheritDoc LoopDetectionConfig.warningThreshold} */
+  warningThreshold?: number;
+  /** {@inheritDoc LoopDetectionConfig.criticalThreshold} */
+  criticalThreshold?: number;
+  /** {@inheritDoc LoopDetectionConfig.unknownToolThreshold} */
+  unknownToolThreshold?: number;
+  /** {@inheritDoc LoopDetectionConfig.globalCircuitBreakerThreshold} */
+  globalCircuitBreakerThreshold?: number;
+  /** {@inheritDoc LoopDetectionConfig.maxBlockedCalls} */
+  maxBlockedCalls?: number;
+  /** Detector switches; each omitted one keeps the value beneath. */
+  detectors?: Partial<LoopDetectorSwitches>;
+  /** Post-compaction guard settings; each omitted one keeps the value beneath. */
+  postCompactionGuard?: Partial<PostCompactionGuardConfig>;
+  /** {@inheritDoc LoopDetectionConfig.pollTools} */
+  pollTools?: readonly string[];
+  /** {@inheritDoc LoopDetectionConfig.volatileKeys} */
+  volatileKeys?: readonly string[];
+  /** {@inheritDoc LoopDetectionConfig.toolOverrides} */
+  toolOverrides?: Readonly<Record<string, LoopDetectionToolOverride>>;
+}
+
+/**
+ * The defaults of tool-loop detection (OpenClaw's numbers): off, a window of
+ * 30 calls, warning at 10, block at 20, breaker at 30.
+ *
+ * @example
+ * ```ts
+ * const volatileKeys = [...DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys, "etag"];
+ * ```
+ */
+export const DEFAULT_LOOP_DETECTION_CONFIG: Readonly<LoopDetectionConfig> = Object.freeze({
+  enabled: false,
+  historySize: 30,
+  warningThreshold: 10,
+  criticalThreshold: 20,
+  unknownToolThreshold: 10,
+  globalCircuitBreakerThreshold: 30,
+  maxBlockedCalls: 3,
+  detectors: Object.freeze({
+    genericRepeat: true,
+    knownPollNoProgress: true,
+    pingPong: true,
+    argumentChurn: true,
+    repeatedError: true,
+  }),
+  postCompactionGuard: Object.freeze({ windowSize: 3, enabled: true }),
+  pollTools: Object.freeze([]) as readonly string[],
+  volatileKeys: Object.freeze([
+    "durationMs",
+    "duration_ms",
+    "elapsedMs",
+    "elapsed_ms",
+    "pid",
+    "startedAt",
+    "started_at",
+    "startTime",
+    "finishedAt",
+    "finished_at",
+    "cwd",
+    "sessionId",
+    "session_id",
+    "requestId",
+    "request_id",
+    "traceId",
+    "trace_id",
+    "runId",
+    "run_id",
+    "messageId",
+    "message_id",
+    "fileId",
+    "file_id",
+    "pollId",
+    "poll_id",
+    "receipt",
+    "idempotencyKey",
+    "idempotency_key",
+    "sentAt",
+    "sent_at",
+    "deliveredAt",
+    "delivered_at",
+    "createdAt",
+    "created_at",
+    "timestamp",
+    "ts",
+  ]) as readonly string[],
+  toolOverrides: Object.freeze({}),
+});
+
+type NumberField =
+  | "historySize"
+  | "warningThreshold"
+  | "criticalThreshold"
+  | "unknownToolThreshold"
+  | "globalCircuitBreakerThreshold"
+  | "maxBlockedCalls";
+
+/** A positive integer, else undefined so the layer beneath shows through. */
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function booleanValue(value: unknown): boolean | undefined {
+  return typeof value === "boolean" ? value : undefined;
+}
+
+function stringList(value: unknown): readonly string[] | undefined {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : undefined;
+}
+
+function pickNumber(field: NumberField, layers: readonly (LoopDetectionOptions | undefined)[]): number {
+  for (const layer of layers) {
+    const value = positiveInteger(layer?.[field]);
+    if (value !== undefined) return value;
+  }
+  return DEFAULT_LOOP_DETECTION_CONFIG[field];
+}
+
+function pickSwitch(
+  field: keyof LoopDetectorSwitches,
+  layers: readonly (LoopDetectionOptions | undefined)[],
+): boolean {
+  for (const layer of layers) {
+    const value = booleanValue(layer?.detectors?.[field]);
+    if (value !== undefined) return value;
+  }
+  return DEFAULT_LOOP_DETECTION_CONFIG.detectors[field];
+}
+
+function pickList(
+  field: "pollTools" | "volatileKeys",
+  layers: readonly (LoopDetectionOptions | undefined)[],
+): readonly string[] {
+  for (const layer of layers) {
+    const value = stringList(layer?.[field]);
+    if (value !== undefined) return value;
+  }
+  return [...DEFAULT_LOOP_DETECTION_CONFIG[field]];
+}
+
+/**
+ * Resolves the loop-detection settings of one agent: the per-agent options
+ * overlay the global ones field by field (nested `detectors` and
+ * `postCompactionGuard` too, so switching one detector off keeps its
+ * siblings), over {@link DEFAULT_LOOP_DETECTION_CONFIG}.
+ *
+ * - A number that is not a positive integer is ignored (the layer beneath
+ *   shows through, finally the default).
+ * - `criticalThreshold <= warningThreshold` is raised to `warningThreshold + 1`,
+ *   then a breaker `<= criticalThreshold` to `criticalThreshold + 1`.
+ * - Lists (`pollTools`, `volatileKeys`) replace the list beneath;
+ *   `toolOverrides` merge by tool name, the agent's entry winning.
+ * - `postCompactionGuard.enabled` follows the merged master switch unless
+ *   set: the guard is on unless `enabled` is explicitly `false`.
+ *
+ * Passing an already resolved config returns an equal one.
+ *
+ * @example
+ * ```ts
+ * const config = resolveLoopDetectionConfig(
+ *   { enabled: true, warningThreshold: 5 },
+ *   { detectors: { pingPong: false } },
+ * );
+ * config.criticalThreshold; // 20
+ * config.detectors.genericRepeat; // true
+ * ```
+ */
+export function resolveLoopDetectionConfig(
+  global?: LoopDetectionOptions,
+  perAgent?: LoopDetectionOptions,
+): LoopDetectionConfig {
+  const layers = [perAgent, global] as const;
+  const enabledSetting = booleanValue(perAgent?.enabled) ?? booleanValue(global?.enabled);
+
+  const warningThreshold = pickNumber("warningThreshold", layers);
+  let criticalThreshold = pickNumber("criticalThreshold", layers);
+  if (criticalThreshold <= warningThreshold) criticalThreshold = warningThreshold + 1;
+  let globalCircuitBreakerThreshold = pickNumber("globalCircuitBreakerThreshold", layers);
+  if (globalCircuitBreakerThreshold <= criticalThreshold) globalCircuitBreakerThreshold = criticalThreshold + 1;
+
+  let windowSize = DEFAULT_LOOP_DETECTION_CONFIG.postCompactionGuard.windowSize;
+  for (const layer of layers) {
+    const value = positiveInteger(layer?.postCompactionGuard?.windowSize);
+    if (value !== undefined) {
+      windowSize = value;
+      break;
+    }
+  }
+  const guardEnabled =
+    booleanValue(perAgent?.postCompactionGuard?.enabled) ??
+    booleanValue(global?.postCompactionGuard?.enabled) ??
+    enabledSetting !== false;
+
+  return {
+    enabled: enabledSetting ?? DEFAULT_LOOP_DETECTION_CONFIG.enabled,
+    historySize: pickNumber("historySize", layers),
+    warningThreshold,
+    criticalThreshold,
+    unknownToolThreshold: pickNumber("unknownToolThreshold", layers),
+    globalCircuitBreakerThreshold,
+    maxBlockedCalls: pickNumber("maxBlockedCalls", layers),
+    detectors: {
+      genericRepeat: pickSwitch("genericRepeat", layers),
+      knownPollNoProgress: pickSwitch("knownPollNoProgress", layers),
+      pingPong: pickSwitch("pingPong", layers),
+      argumentChurn: pickSwitch("argumentChurn", layers),
+      repeatedError: pickSwitch("repeatedError", layers),
+    },
+    postCompactionGuard: { windowSize, enabled: guardEnabled },
+    pollTools: pickList("pollTools", layers),
+    volatileKeys: pickList("volatileKeys", layers),
+    toolOverrides: { ...global?.toolOverrides, ...perAgent?.toolOverrides },
+  };
+}

@@ -1,0 +1,176 @@
+import { createHash, type Hash } from "node:crypto";
+import { DEFAULT_LOOP_DETECTION_CONFIG } from "./loop-detection-config";
+import { stableStringify } from "./stable-json";
+
+/**
+ * The pattern hash of a tool call: `${toolName}:` followed by the sha256 hex
+ * of a stable JSON of `params` (sorted keys, cycle-safe; bigint, binary data,
+ * errors, Map/Set and non-finite numbers written distinctly). Calls with equal
+ * arguments in any key order share it.
+ *
+ * @example
+ * ```ts
+ * hashToolCall("search", { q: "rein", page: 1 }) === hashToolCall("search", { page: 1, q: "rein" }); // true
+ * ```
+ */
+export function hashToolCall(toolName: string, params: unknown): string {
+  return `${toolName}:${createHash("sha256").update(stableStringify(params)).digest("hex")}`;
+}
+
+/** What a tool call produced: a result, or the error it failed with. */
+export interface ToolOutcome {
+  /** The value the tool returned. */
+  result?: unknown;
+  /** What the tool threw; when not `undefined` the outcome is a failure. */
+  error?: unknown;
+}
+
+/** Options of {@link hashOutcome}. */
+export interface HashOutcomeOptions {
+  /**
+   * Object keys skipped at any depth of the result.
+   * @default DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys
+   */
+  volatileKeys?: ReadonlySet<string> | readonly string[];
+}
+
+const DEFAULT_VOLATILE_KEYS: ReadonlySet<string> = new Set(DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys);
+
+/**
+ * The sha256 hex of a tool outcome, for telling "same result again" from
+ * progress. Keys listed in `volatileKeys` are dropped at every depth, so a new
+ * pid, duration or message id does not look like progress; an `Error` hashes
+ * by its name and message only; a failure never hashes like a result.
+ *
+ * The result is hashed in one streaming pass without building a JSON copy:
+ * long strings go to the hash as they are, so the cost stays close to a plain
+ * sha256 of the result's bytes.
+ *
+ * @example
+ * ```ts
+ * hashOutcome({ result: { exitCode: 0, pid: 41 } }) === hashOutcome({ result: { exitCode: 0, pid: 42 } }); // true
+ * ```
+ */
+export function hashOutcome(outcome: ToolOutcome, options: HashOutcomeOptions = {}): string {
+  const keys = options.volatileKeys;
+  const volatileKeys = keys === undefined ? DEFAULT_VOLATILE_KEYS : keys instanceof Set ? keys : new Set(keys);
+  const encoder = new OutcomeEncoder(volatileKeys as ReadonlySet<string>);
+  if (outcome.error !== undefined) {
+    encoder.token("E");
+    encoder.value(outcome.error);
+  } else {
+    encoder.token("R");
+    encoder.value(outcome.result);
+  }
+  return encoder.digest();
+}
+
+/** Strings at least this long go to the hash directly instead of through the buffer. */
+const DIRECT_STRING_LENGTH = 512;
+/** The buffer of small tokens is flushed into the hash past this length. */
+const FLUSH_LENGTH = 8192;
+
+/**
+ * A prefix-free encoding streamed into sha256: every string carries its
+ * length, so no escaping (and no copy of a large string) is needed for the
+ * encoding to be unambiguous.
+ */
+class OutcomeEncoder {
+  private readonly hash: Hash = createHash("sha256");
+  private buffer = "";
+  private readonly ancestors: object[] = [];
+
+  constructor(private readonly volatileKeys: ReadonlySet<string>) {}
+
+  token(text: string): void {
+    this.buffer += text;
+    if (this.buffer.length > FLUSH_LENGTH) this.flush();
+  }
+
+  string(text: string): void {
+    if (text.length < DIRECT_STRING_LENGTH) {
+      this.token(`s${text.length}:${text}`);
+      return;
+    }
+    this.buffer += `s${text.length}:`;
+    this.flush();
+    this.hash.update(text);
+  }
+
+  value(value: unknown): void {
+    switch (typeof value) {
+      case "string":
+        return this.string(value);
+      case "number":
+        return this.token(`n${Object.is(value, -0) ? "0" : String(value)};`);
+      case "boolean":
+        return this.token(value ? "T" : "F");
+      case "bigint":
+        return this.token(`b${value.toString()};`);
+      case "undefined":
+        return this.token("U");
+      case "function":
+        return this.token("f");
+      case "symbol":
+        return this.token("y");
+    }
+    if (value === null) return this.token("Z");
+    const object = value as object;
+    const depth = this.ancestors.indexOf(object);
+    if (depth >= 0) return this.token(`c${depth};`);
+    this.ancestors.push(object);
+    try {
+      this.object(object);
+    } finally {
+      this.ancestors.pop();
+    }
+  }
+
+  digest(): string {
+    this.flush();
+    return this.hash.digest("hex");
+  }
+
+  private object(object: object): void {
+    if (Array.isArray(object)) return this.list("[", object);
+    if (ArrayBuffer.isView(object)) {
+      this.buffer += `x${object.byteLength}:`;
+      this.flush();
+      this.hash.update(new Uint8Array(object.buffer, object.byteOffset, object.byteLength));
+      return;
+    }
+    if (object instanceof ArrayBuffer) return this.object(new Uint8Array(object));
+    if (object instanceof Error) {
+      this.token("e");
+      this.string(object.name);
+      this.string(object.message);
+      return;
+    }
+    if (object instanceof Map) return this.list("M", [...object.entries()]);
+    if (object instanceof Set) return this.list("S", [...object.values()]);
+    const toJSON = (object as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") {
+      this.token("J");
+      return this.value(toJSON.call(object));
+    }
+    const record = object as Record<string, unknown>;
+    this.token("{");
+    for (const key of Object.keys(record).sort()) {
+      if (this.volatileKeys.has(key)) continue;
+      this.string(key);
+      this.value(record[key]);
+    }
+    this.token("}");
+  }
+
+  private list(open: string, items: readonly unknown[]): void {
+    this.token(`${open}${items.length}:`);
+    for (const item of items) this.value(item);
+  }
+
+  private flush(): void {
+    if (this.buffer.length === 0) return;
+    this.hash.update(this.buffer);
+    this.buffer = "";
+  }
+}
