@@ -1,0 +1,175 @@
+import type { SessionNode } from "./session-node";
+import type {
+  ExportGraphOptions,
+  SessionBranch,
+  SessionCreateOptions,
+  SessionInfo,
+  SessionStoreLike,
+  SessionWriteOperation,
+} from "./session-store-like";
+import { SessionGraph } from "./session-graph";
+import { branchesOf } from "./session-branches";
+import { renderSessionGraph } from "./export-graph";
+import {
+  SessionExistsError,
+  SessionNodeNotFoundError,
+  SessionNotFoundError,
+  SessionStoreClosedError,
+} from "./session-errors";
+import { flushPendingWriters } from "./writer-registry";
+
+interface MemorySession {
+  info: Omit<SessionInfo, "nodeCount">;
+  graph: SessionGraph;
+}
+
+/**
+ * A session store that keeps everything in process memory, with the same
+ * contract as {@link SessionStore} (idempotent appends, merged metadata,
+ * head and branches, export). For tests and for runs that need a session
+ * graph but no file. Nothing survives the process.
+ *
+ * @example
+ * ```ts
+ * const store = new InMemorySessionStore();
+ * store.createSession("s1", { agentId: "Researcher" });
+ * const writer = new SessionNodeWriter(store, "s1");
+ * ```
+ */
+export class InMemorySessionStore implements SessionStoreLike {
+  /** @default "in-memory store" */
+  readonly location = "in-memory store";
+  private readonly sessions = new Map<string, MemorySession>();
+  private closed = false;
+
+  createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
+    this.assertOpen();
+    if (this.sessions.has(id)) throw new SessionExistsError(id, this.location);
+    const now = Date.now();
+    this.sessions.set(id, {
+      info: {
+        id,
+        agentId: options.agentId ?? null,
+        title: options.title ?? null,
+        createdAt: now,
+        updatedAt: now,
+        headId: null,
+        lastSeq: -1,
+      },
+      graph: new SessionGraph(),
+    });
+    return this.getSession(id);
+  }
+
+  getSession(id: string): SessionInfo {
+    const session = this.session(id);
+    return { ...session.info, nodeCount: session.graph.size };
+  }
+
+  hasSession(id: string): boolean {
+    this.assertOpen();
+    return this.sessions.has(id);
+  }
+
+  listSessions(): SessionInfo[] {
+    this.assertOpen();
+    return [...this.sessions.keys()]
+      .map((id) => this.getSession(id))
+      .sort((a, b) => b.updatedAt - a.updatedAt || a.id.localeCompare(b.id));
+  }
+
+  deleteSession(id: string): void {
+    this.session(id);
+    this.sessions.delete(id);
+  }
+
+  head(sessionId: string): string | null {
+    return this.session(sessionId).info.headId;
+  }
+
+  setHead(sessionId: string, nodeId: string | null): void {
+    const session = this.session(sessionId);
+    if (nodeId !== null && !session.graph.has(nodeId)) {
+      throw new SessionNodeNotFoundError(sessionId, nodeId, this.location);
+    }
+    session.info = { ...session.info, headId: nodeId, updatedAt: Date.now() };
+  }
+
+  listBranches(sessionId: string): SessionBranch[] {
+    const session = this.session(sessionId);
+    return branchesOf(session.graph, session.info.headId);
+  }
+
+  exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
+    return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
+  }
+
+  readNodes(sessionId: string): SessionNode[] {
+    return [...this.session(sessionId).graph.all()];
+  }
+
+  hasNode(sessionId: string, nodeId: string): boolean {
+    return this.session(sessionId).graph.has(nodeId);
+  }
+
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+    const session = this.session(sessionId);
+    let { headId, lastSeq } = session.info;
+    for (const operation of operations) {
+      if (operation.kind === "append") {
+        if (session.graph.add(operation.node)) {
+          lastSeq = Math.max(lastSeq, operation.node.seq);
+          if (operation.node.caller === null) headId = operation.node.id;
+        }
+        continue;
+      }
+      const node = session.graph.get(operation.id);
+      if (node === undefined) continue;
+      const metadata: Record<string, unknown> = { ...node.metadata, ...operation.fields.metadata };
+      for (const key of Object.keys(metadata)) if (metadata[key] === undefined) delete metadata[key];
+      const { fields } = operation;
+      session.graph.replace({
+        ...node,
+        name: fields.name ?? node.name,
+        input: "input" in fields ? fields.input : node.input,
+        output: "output" in fields ? fields.output : node.output,
+        metadata,
+      });
+    }
+    session.info = { ...session.info, headId, lastSeq, updatedAt: Date.now() };
+  }
+
+  flush(): void {
+    this.assertOpen();
+    flushPendingWriters(this);
+  }
+
+  interruptRunning(): number {
+    let changed = 0;
+    for (const session of this.sessions.values()) {
+      for (const node of session.graph.all()) {
+        if (node.metadata["status"] !== "running") continue;
+        session.graph.replace({ ...node, metadata: { ...node.metadata, status: "interrupted" } });
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    flushPendingWriters(this);
+    this.closed = true;
+  }
+
+  private session(id: string): MemorySession {
+    this.assertOpen();
+    const session = this.sessions.get(id);
+    if (session === undefined) throw new SessionNotFoundError(id, this.location);
+    return session;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessionStoreClosedError(this.location);
+  }
+}

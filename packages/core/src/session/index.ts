@@ -1,0 +1,30 @@
+export type { SessionNode, SessionNodeRole, SessionNodeStatus } from "./session-node";
+export type {
+  SessionStoreLike,
+  SessionInfo,
+  SessionCreateOptions,
+  SessionBranch,
+  SessionGraphFormat,
+  ExportGraphOptions,
+  SessionNodeUpdate,
+  SessionWriteOperation,
+} from "./session-store-like";
+export { SessionStore } from "./session-store";
+export type { SessionStoreOptions } from "./session-store";
+export { InMemorySessionStore } from "./in-memory-session-store";
+export { SessionNodeWriter } from "./session-node-writer";
+export type { SessionNodeInput, SessionNodeWriterOptions, SessionWriteBatching } from "./session-node-writer";
+export { SessionGraph } from "./session-graph";
+export { selectHistory } from "./history";
+export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "./history";
+export { installShutdownFlush } from "./shutdown-flush";
+export {
+  SessionStoreError,
+  SessionStoreCorruptError,
+  ForeignDatabaseError,
+  SessionSchemaVersionError,
+  SessionNotFoundError,
+  SessionExistsError,
+  SessionNodeNotFoundError,
+  SessionStoreClosedError,
+} from "./session-errors";

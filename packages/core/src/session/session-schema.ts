@@ -1,0 +1,50 @@
+/**
+ * The schema of a SQLite session store, as ordered migrations. Applied
+ * migrations are recorded in `rein_migrations`; a file whose highest
+ * version is above {@link SESSION_SCHEMA_VERSION} was written by a newer Rein
+ * and is refused untouched.
+ * @internal
+ */
+export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "sessions and nodes",
+    sql: `
+      CREATE TABLE rein_sessions (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT,
+        title TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        head_id TEXT,
+        last_seq INTEGER NOT NULL DEFAULT -1
+      );
+      CREATE TABLE rein_nodes (
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        name TEXT NOT NULL,
+        input TEXT,
+        output TEXT,
+        caller TEXT,
+        predecessor TEXT,
+        metadata TEXT NOT NULL,
+        status TEXT,
+        owner_host TEXT,
+        owner_pid INTEGER,
+        owner_store TEXT,
+        PRIMARY KEY (session_id, id)
+      );
+      CREATE INDEX rein_nodes_by_seq ON rein_nodes (session_id, seq);
+      CREATE INDEX rein_nodes_running ON rein_nodes (owner_host, owner_pid) WHERE status = 'running';
+    `,
+  },
+];
+
+/** Highest schema version this build reads and writes. @internal */
+export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS[SESSION_MIGRATIONS.length - 1]!.version;
+
+/** `PRAGMA application_id` of a Rein session store ("Rein" in ASCII). @internal */
+export const REIN_APPLICATION_ID = 0x5265696e;

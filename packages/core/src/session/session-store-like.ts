@@ -1,0 +1,115 @@
+import type { SessionNode } from "./session-node";
+
+/** Options of {@link SessionStoreLike.createSession}. */
+export interface SessionCreateOptions {
+  /** The agent the session belongs to (class name or a user id). @default null */
+  agentId?: string | null;
+  /** A human-readable title. @default null */
+  title?: string | null;
+}
+
+/** A session as a store reports it. */
+export interface SessionInfo {
+  readonly id: string;
+  readonly agentId: string | null;
+  readonly title: string | null;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  /** Epoch milliseconds of the last committed write. */
+  readonly updatedAt: number;
+  /** The node the next top-level call continues from, or null for an empty session. */
+  readonly headId: string | null;
+  /** How many nodes the session holds. */
+  readonly nodeCount: number;
+  /** The highest `seq` committed in the session, or -1 when it is empty. */
+  readonly lastSeq: number;
+}
+
+/**
+ * One branch of a session: a top-level node (`caller === null`) that no
+ * node names as its `predecessor`, i.e. a leaf of the top-level
+ * conversation spine. Two calls started from the same head make two
+ * branches.
+ */
+export interface SessionBranch {
+  /** The leaf node; pass it to `setHead` to continue this branch. */
+  readonly tipId: string;
+  /** Number of top-level nodes on the spine ending at the tip. */
+  readonly length: number;
+  /** Epoch milliseconds of the tip. */
+  readonly createdAt: number;
+  /** True when the session head is this tip. */
+  readonly isHead: boolean;
+}
+
+/** Output formats of {@link SessionStoreLike.exportGraph}. */
+export type SessionGraphFormat = "json" | "mermaid" | "dot";
+
+/** Options of {@link SessionStoreLike.exportGraph}. */
+export interface ExportGraphOptions {
+  /** @default "json" */
+  format?: SessionGraphFormat;
+}
+
+/**
+ * Fields a {@link SessionNodeUpdate} may change. `metadata` is merged
+ * shallowly into the stored metadata (a key set to `undefined` is removed);
+ * the other fields replace the stored value.
+ */
+export interface SessionNodeUpdate {
+  name?: string;
+  input?: unknown;
+  output?: unknown;
+  metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** One queued write, as a {@link SessionNodeWriter} hands it to a store. */
+export type SessionWriteOperation =
+  | { readonly kind: "append"; readonly node: SessionNode }
+  | { readonly kind: "update"; readonly id: string; readonly fields: SessionNodeUpdate };
+
+/**
+ * What a session store provides: both {@link SessionStore} (SQLite) and
+ * {@link InMemorySessionStore} implement it, and a writer works with either.
+ *
+ * Head rule: appending a top-level node (`caller === null`) makes it the
+ * session head; `setHead` moves the head explicitly (to branch).
+ */
+export interface SessionStoreLike {
+  /** The database file, `":memory:"`, or `"in-memory store"`; used in error messages. */
+  readonly location: string;
+  /** Creates an empty session. Throws {@link SessionExistsError} when the id is taken. */
+  createSession(id: string, options?: SessionCreateOptions): SessionInfo;
+  /** Throws {@link SessionNotFoundError} when the id is unknown. */
+  getSession(id: string): SessionInfo;
+  hasSession(id: string): boolean;
+  /** Every session, most recently updated first. */
+  listSessions(): SessionInfo[];
+  /** Deletes a session and its nodes. Throws {@link SessionNotFoundError} when the id is unknown. */
+  deleteSession(id: string): void;
+  /** The session head, or null for an empty session. */
+  head(sessionId: string): string | null;
+  /** Moves the head to `nodeId` (null: the next call starts a new root). */
+  setHead(sessionId: string, nodeId: string | null): void;
+  /** The leaves of the top-level spine, oldest first. */
+  listBranches(sessionId: string): SessionBranch[];
+  /** The session graph as JSON, a Mermaid flowchart or Graphviz dot. */
+  exportGraph(sessionId: string, options?: ExportGraphOptions): string;
+  /** Every committed node of the session in `seq` order. */
+  readNodes(sessionId: string): SessionNode[];
+  hasNode(sessionId: string, nodeId: string): boolean;
+  /**
+   * Applies the operations in one transaction: appends are idempotent on id
+   * (the first write wins), updates merge metadata.
+   */
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): void;
+  /** Commits the pending batches of every writer on this store. */
+  flush(): void;
+  /**
+   * Marks this store's `running` nodes `interrupted` (used at shutdown).
+   * Returns how many nodes changed.
+   */
+  interruptRunning(): number;
+  /** Flushes pending writers and releases the store. */
+  close(): void;
+}
