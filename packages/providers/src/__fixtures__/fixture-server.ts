@@ -107,3 +107,20 @@ export function readFixture(directory: string, name: string): string {
 export function jsonFixture(directory: string, name: string): unknown {
   return JSON.parse(readFixture(directory, name)) as unknown;
 }
+
+/** Every event of a stream, in order. */
+export async function collectStream<Event>(events: AsyncIterable<Event>): Promise<Event[]> {
+  const all: Event[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+}
+
+/** The error a promise rejects with; fails the test when it resolves. */
+export async function failureOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (error: unknown) => error,
+  );
+}

@@ -1,5 +1,5 @@
 import { APIError } from "@anthropic-ai/sdk";
-import type { ProviderError } from "@rein/core";
+import { ProviderError } from "@rein/core";
 import { toProviderError } from "../shared/to-provider-error";
 
 /**
@@ -7,6 +7,8 @@ import { toProviderError } from "../shared/to-provider-error";
  * the whole response body in `error.error` (`{ type: "error", error: { type, message } }`).
  */
 export function fromAnthropicError(error: unknown): ProviderError {
+  // Already mapped, e.g. an error event read from a stream.
+  if (ProviderError.isInstance(error)) return error;
   if (error instanceof APIError) {
     return toProviderError({
       provider: "anthropic",

@@ -7,10 +7,9 @@ import {
   RateLimitError,
   type Message,
   type ModelRequest,
-  type ModelStreamEvent,
-  type ToolSpec,
+    type ToolSpec,
 } from "@rein/core";
-import { FixtureServer, jsonFixture, readFixture } from "../__fixtures__/fixture-server";
+import { FixtureServer, collectStream, failureOf, jsonFixture, readFixture } from "../__fixtures__/fixture-server";
 import { AnthropicProvider, type AnthropicProviderSettings } from "./anthropic-provider";
 
 const weatherTool: ToolSpec = {
@@ -45,23 +44,8 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return { system, messages: [firstUserTurn], tools: [weatherTool, clockTool], ...overrides };
 }
 
-async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const all: ModelStreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
 function fixture(name: string): unknown {
   return jsonFixture(__dirname, name);
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe("AnthropicProvider", () => {
@@ -218,7 +202,7 @@ describe("AnthropicProvider", () => {
 
   it("streams text split across many deltas and assembles the turn", async () => {
     server.reply({ sse: readFixture(__dirname, "messages-stream-text.sse") });
-    const events = await collect(provider().stream(request()));
+    const events = await collectStream(provider().stream(request()));
 
     const deltas = events.filter((event) => event.type === "text-delta");
     expect(deltas.length).toBe(6);
@@ -238,7 +222,7 @@ describe("AnthropicProvider", () => {
 
   it("streams a tool call whose input JSON is split mid-token and parses the assembled input", async () => {
     server.reply({ sse: readFixture(__dirname, "messages-stream-tool-use.sse") });
-    const events = await collect(provider().stream(request()));
+    const events = await collectStream(provider().stream(request()));
 
     expect(events.filter((event) => event.type !== "text-delta" && event.type !== "response")).toEqual([
       { type: "tool-call-start", id: "toolu_01StreamCall", name: "get_weather" },
@@ -265,7 +249,7 @@ describe("AnthropicProvider", () => {
 
   it("turns streamed tool input that is not valid JSON into a ToolUseBlock with inputError instead of throwing", async () => {
     server.reply({ sse: readFixture(__dirname, "messages-stream-malformed-tool-input.sse") });
-    const events = await collect(provider().stream(request()));
+    const events = await collectStream(provider().stream(request()));
     const last = events[events.length - 1];
     if (last.type !== "response") throw new Error("the stream must end with its response");
     expect(last.response.stopReason).toBe("max_tokens");
@@ -282,14 +266,14 @@ describe("AnthropicProvider", () => {
 
   it("maps an error event inside a stream to OverloadedError", async () => {
     server.reply({ sse: readFixture(__dirname, "messages-stream-overloaded.sse") });
-    const error = await failure(collect(provider().stream(request())));
+    const error = await failureOf(collectStream(provider().stream(request())));
     expect(error).toBeInstanceOf(OverloadedError);
     expect((error as OverloadedError).provider).toBe("anthropic");
   });
 
   it("maps 401 to AuthenticationError", async () => {
     server.reply({ status: 401, json: fixture("error-401.json") });
-    const error = await failure(provider().complete(request()));
+    const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ status: 401, provider: "anthropic", body: fixture("error-401.json") });
     expect((error as Error).message).toContain("invalid x-api-key");
@@ -297,7 +281,7 @@ describe("AnthropicProvider", () => {
 
   it("maps 429 to RateLimitError with the retry-after seconds", async () => {
     server.reply({ status: 429, headers: { "retry-after": "20" }, json: fixture("error-429.json") });
-    const error = await failure(provider().complete(request()));
+    const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfterSeconds).toBe(20);
     expect((error as Error).message).toContain("retry after 20s");
@@ -305,21 +289,21 @@ describe("AnthropicProvider", () => {
 
   it("maps 529 overloaded_error to OverloadedError", async () => {
     server.reply({ status: 529, json: fixture("error-529.json") });
-    const error = await failure(provider().complete(request()));
+    const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(OverloadedError);
     expect((error as OverloadedError).status).toBe(529);
   });
 
   it("maps 400 'prompt is too long' to ContextOverflowError", async () => {
     server.reply({ status: 400, json: fixture("error-400-prompt-too-long.json") });
-    const error = await failure(provider().complete(request()));
+    const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ContextOverflowError);
     expect((error as Error).message).toContain("prompt is too long: 212843 tokens > 200000 maximum");
   });
 
   it("maps any other 400 to a plain ProviderError keeping status and body", async () => {
     server.reply({ status: 400, json: fixture("error-400-invalid-request.json") });
-    const error = await failure(provider().complete(request()));
+    const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).not.toBeInstanceOf(ContextOverflowError);
     expect(error).toMatchObject({ status: 400, body: fixture("error-400-invalid-request.json") });
