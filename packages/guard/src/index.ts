@@ -6,3 +6,36 @@
 export * from "./errors";
 export * from "./chain";
 export * from "./prompt";
+export {
+  DEFAULT_LOOP_DETECTION_CONFIG,
+  resolveLoopDetectionConfig,
+  hashToolCall,
+  hashOutcome,
+  ToolLoopDetector,
+  PostCompactionGuard,
+  ToolLoopError,
+  PostCompactionLoopPersistedError,
+  UnknownToolError,
+} from "./loops";
+export type {
+  LoopDetectionConfig,
+  LoopDetectionOptions,
+  LoopDetectionToolOverride,
+  LoopDetectorSwitches,
+  PostCompactionGuardConfig,
+  HashOutcomeOptions,
+  ToolOutcome,
+  DetectOptions,
+  LoopDetectorStats,
+  ToolCallInput,
+  ToolOutcomeInput,
+  LoopDetection,
+  LoopDetectionResult,
+  LoopDetectorKind,
+  LoopLevel,
+  ToolCallRecord,
+  PostCompactionCall,
+  PostCompactionGuardOptions,
+  PostCompactionObservation,
+  ToolLoopErrorOptions,
+} from "./loops";

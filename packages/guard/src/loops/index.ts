@@ -1,0 +1,27 @@
+export {
+  DEFAULT_LOOP_DETECTION_CONFIG,
+  resolveLoopDetectionConfig,
+} from "./loop-detection-config";
+export type {
+  LoopDetectionConfig,
+  LoopDetectionOptions,
+  LoopDetectionToolOverride,
+  LoopDetectorSwitches,
+  PostCompactionGuardConfig,
+} from "./loop-detection-config";
+export { hashToolCall, hashOutcome } from "./stable-hash";
+export type { HashOutcomeOptions, ToolOutcome } from "./stable-hash";
+export { ToolLoopDetector } from "./loop-detector";
+export type { DetectOptions, LoopDetectorStats, ToolCallInput, ToolOutcomeInput } from "./loop-detector";
+export type { LoopDetection, LoopDetectionResult, LoopDetectorKind, LoopLevel } from "./loop-detection-result";
+export type { ToolCallRecord } from "./tool-call-record";
+export { PostCompactionGuard } from "./post-compaction-guard";
+export type {
+  PostCompactionCall,
+  PostCompactionGuardOptions,
+  PostCompactionObservation,
+} from "./post-compaction-guard";
+export { ToolLoopError } from "./tool-loop-error";
+export type { ToolLoopErrorOptions } from "./tool-loop-error";
+export { PostCompactionLoopPersistedError } from "./post-compaction-loop-persisted-error";
+export { UnknownToolError } from "./unknown-tool-error";

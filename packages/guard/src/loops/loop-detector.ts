@@ -1,0 +1,412 @@
+import {
+  type LoopDetectionConfig,
+  type LoopDetectionOptions,
+  resolveLoopDetectionConfig,
+} from "./loop-detection-config";
+import type { LoopDetection, LoopDetectionResult, LoopDetectorKind, LoopLevel } from "./loop-detection-result";
+import * as messages from "./loop-messages";
+import {
+  churnStreak,
+  noProgressStreak,
+  patternCount,
+  pingPongStreak,
+  repeatedErrorStreak,
+  unknownToolStreak,
+} from "./loop-streaks";
+import { hashOutcome, hashToolCall } from "./stable-hash";
+import type { ToolCallRecord } from "./tool-call-record";
+import { UnknownToolError } from "./unknown-tool-error";
+
+/** A tool call as {@link ToolLoopDetector.recordCall} receives it. */
+export interface ToolCallInput {
+  /** The tool called. */
+  toolName: string;
+  /** The call's arguments, hashed with {@link hashToolCall}. */
+  params: unknown;
+  /** The provider's id of the call; lets the outcome find its call exactly. */
+  toolCallId?: string;
+  /** The run the call belongs to. @default undefined (its own scope) */
+  runId?: string;
+}
+
+/** A finished tool call as {@link ToolLoopDetector.recordOutcome} receives it. */
+export interface ToolOutcomeInput extends ToolCallInput {
+  /** What the tool returned. */
+  result?: unknown;
+  /** What the tool threw; when not `undefined` the call failed. */
+  error?: unknown;
+}
+
+/** Options of {@link ToolLoopDetector.detect}. */
+export interface DetectOptions {
+  /** Compare only with calls of this run. @default undefined (the calls recorded without a run id) */
+  runId?: string;
+  /**
+   * The id of the call being checked. If that call was already recorded
+   * (`recordCall` before `detect`), it is left out of the comparison.
+   */
+  toolCallId?: string;
+  /** The tool declares itself a poll tool (`tool({ poll: true })`), beside `config.pollTools`. @default false */
+  poll?: boolean;
+}
+
+/** What {@link ToolLoopDetector.stats} reports. */
+export interface LoopDetectorStats {
+  /** Calls recorded since the detector was created (or the run began), not only those in the window. */
+  totalCalls: number;
+  /** Distinct call patterns (tool and arguments) in the window. */
+  uniquePatterns: number;
+  /** The pattern seen most often in the window, if any. */
+  mostFrequent?: { toolName: string; argsHash: string; count: number };
+}
+
+type MutableRecord = { -readonly [K in keyof ToolCallRecord]: ToolCallRecord[K] };
+
+interface RunHistory {
+  records: MutableRecord[];
+  totalCalls: number;
+}
+
+const NOT_STUCK: LoopDetectionResult = Object.freeze({ stuck: false });
+const NO_RUN = "\u0000no-run";
+/** Runs whose histories are kept at once; the least recently used is dropped past it. */
+const MAX_TRACKED_RUNS = 256;
+/** The runtime's own block result carries no outcome: a block must not reset a streak. */
+const BLOCKED_REASON = "tool-loop";
+const UNKNOWN_TOOL_PATTERNS = [
+  /unknown tool[:\s]+["'`]?([\w.-]+)/i,
+  /tool\s+["'`]?([\w.-]+)["'`]?\s+(?:was\s+)?(?:not found|does not exist|is not available|is unknown)/i,
+];
+
+/**
+ * Watches one agent's tool calls for loops that make no progress: the same
+ * call repeated, a poll that never changes, two calls alternating, a few
+ * argument patterns churned, one error hit again and again, a missing tool
+ * retried. Pure and synchronous; it keeps only small hash records.
+ *
+ * Use per call: {@link detect} before the tool runs (a `critical` verdict
+ * means do not run it), {@link recordCall} when it starts (also for a blocked
+ * call, so the streak holds), {@link recordOutcome} when it finishes. Each
+ * run id has its own window of `historySize` records.
+ *
+ * @example
+ * ```ts
+ * const detector = new ToolLoopDetector({ enabled: true });
+ * const verdict = detector.detect("search", params, { runId });
+ * if (!(verdict.stuck && verdict.level === "critical")) {
+ *   detector.recordCall({ toolName: "search", params, runId });
+ *   detector.recordOutcome({ toolName: "search", params, runId, result: await search(params) });
+ * }
+ * ```
+ */
+export class ToolLoopDetector {
+  /** The resolved settings in force. */
+  readonly config: LoopDetectionConfig;
+  private readonly runs = new Map<string, RunHistory>();
+  private readonly pollTools: ReadonlySet<string>;
+  private readonly defaultVolatileKeys: ReadonlySet<string>;
+  private readonly volatileKeysByTool = new Map<string, ReadonlySet<string>>();
+  private lastParams: unknown = NOT_STUCK;
+  private lastToolName = "";
+  private lastArgsHash = "";
+
+  /** @param config partial settings, resolved with {@link resolveLoopDetectionConfig} (detection is off unless `enabled: true`). */
+  constructor(config: LoopDetectionOptions = {}) {
+    this.config = resolveLoopDetectionConfig(config);
+    this.pollTools = new Set(this.config.pollTools);
+    this.defaultVolatileKeys = new Set(this.config.volatileKeys);
+    for (const [toolName, override] of Object.entries(this.config.toolOverrides)) {
+      if (override.volatileKeys !== undefined) this.volatileKeysByTool.set(toolName, new Set(override.volatileKeys));
+    }
+  }
+
+  /** Every record in the windows of all runs, oldest first within a run. */
+  get history(): readonly ToolCallRecord[] {
+    const all: ToolCallRecord[] = [];
+    for (const run of this.runs.values()) all.push(...run.records);
+    return all;
+  }
+
+  /** The window of one run, oldest first. */
+  historyFor(runId?: string): readonly ToolCallRecord[] {
+    return [...(this.runs.get(runId ?? NO_RUN)?.records ?? [])];
+  }
+
+  /**
+   * Records a call that is about to run (or was blocked). Returns the record,
+   * whose `argsHash` the post-compaction guard needs. When detection is off
+   * nothing is kept, but the record is still returned.
+   */
+  recordCall(call: ToolCallInput): ToolCallRecord {
+    const record: MutableRecord = {
+      toolName: call.toolName,
+      argsHash: this.argsHashOf(call.toolName, call.params),
+      timestamp: Date.now(),
+    };
+    if (call.toolCallId !== undefined) record.toolCallId = call.toolCallId;
+    if (call.runId !== undefined) record.runId = call.runId;
+    if (this.config.enabled) this.append(call.runId, record);
+    return record;
+  }
+
+  /**
+   * Records what a call returned or threw, hashing the result once (volatile
+   * keys dropped). It completes the pending call of the same run with the same
+   * `toolCallId` (or, without one, the newest pending call with the same tool
+   * and arguments), else appends a new record. Returns the record, whose
+   * `resultHash` the post-compaction guard needs; when detection is off
+   * nothing is kept, but the hashes are still computed and returned.
+   *
+   * The runtime's own block result (`{ status: "blocked", reason: "tool-loop" }`)
+   * is not an outcome: the call stays without one and the streak holds.
+   */
+  recordOutcome(outcome: ToolOutcomeInput): ToolCallRecord {
+    const run = this.config.enabled ? this.runs.get(outcome.runId ?? NO_RUN) : undefined;
+    const pending = run === undefined ? undefined : this.findPending(run.records, outcome);
+    const record: MutableRecord = pending ?? {
+      toolName: outcome.toolName,
+      argsHash: this.argsHashOf(outcome.toolName, outcome.params),
+      timestamp: Date.now(),
+    };
+    if (pending === undefined) {
+      if (outcome.toolCallId !== undefined) record.toolCallId = outcome.toolCallId;
+      if (outcome.runId !== undefined) record.runId = outcome.runId;
+    }
+    if (isLoopBlock(outcome.result) && outcome.error === undefined) {
+      if (pending === undefined && this.config.enabled) this.append(outcome.runId, record);
+      return record;
+    }
+
+    const failed = outcome.error !== undefined;
+    record.outcome = failed ? "error" : "result";
+    record.resultHash = hashOutcome(outcome, { volatileKeys: this.volatileKeysFor(outcome.toolName) });
+    if (failed) {
+      const unknownToolName = unknownToolNameOf(outcome.error);
+      if (unknownToolName !== undefined) record.unknownToolName = unknownToolName;
+    }
+    if (pending === undefined && this.config.enabled) this.append(outcome.runId, record);
+    return record;
+  }
+
+  /**
+   * Checks the call about to run against its run's window. Detectors in
+   * order: `unknown_tool_repeat`, `global_circuit_breaker`,
+   * `known_poll_no_progress`, `ping_pong`, `generic_repeat`,
+   * `argument_churn`, `repeated_error`; the first critical verdict wins, else
+   * the first warning. Always `{ stuck: false }` when detection is off.
+   */
+  detect(toolName: string, params: unknown, options: DetectOptions = {}): LoopDetectionResult {
+    if (!this.config.enabled) return NOT_STUCK;
+    const run = this.runs.get(options.runId ?? NO_RUN);
+    if (run === undefined || run.records.length === 0) return NOT_STUCK;
+    const records =
+      options.toolCallId === undefined
+        ? run.records
+        : run.records.filter((record) => record.toolCallId !== options.toolCallId);
+    const argsHash = this.argsHashOf(toolName, params);
+    const poll = options.poll === true || this.pollTools.has(toolName);
+
+    let warning: LoopDetection | undefined;
+    for (const check of this.checks(records, toolName, argsHash, poll)) {
+      const verdict = check();
+      if (verdict === undefined) continue;
+      if (verdict.level === "critical") return verdict;
+      warning ??= verdict;
+    }
+    return warning ?? NOT_STUCK;
+  }
+
+  /**
+   * Counts of one run (`runId` given) or of all runs together.
+   *
+   * @example
+   * ```ts
+   * detector.stats({ runId }).mostFrequent?.count; // 12
+   * ```
+   */
+  stats(options: { runId?: string } = {}): LoopDetectorStats {
+    const runs =
+      "runId" in options ? [this.runs.get(options.runId ?? NO_RUN)].filter((run) => run !== undefined) : [...this.runs.values()];
+    const counts = new Map<string, { toolName: string; argsHash: string; count: number }>();
+    let totalCalls = 0;
+    for (const run of runs) {
+      totalCalls += run.totalCalls;
+      for (const record of run.records) {
+        const entry = counts.get(record.argsHash);
+        if (entry === undefined) counts.set(record.argsHash, { toolName: record.toolName, argsHash: record.argsHash, count: 1 });
+        else entry.count++;
+      }
+    }
+    let mostFrequent: LoopDetectorStats["mostFrequent"];
+    for (const entry of counts.values()) if (mostFrequent === undefined || entry.count > mostFrequent.count) mostFrequent = entry;
+    return mostFrequent === undefined
+      ? { totalCalls, uniquePatterns: 0 }
+      : { totalCalls, uniquePatterns: counts.size, mostFrequent: { ...mostFrequent } };
+  }
+
+  /** Forgets one run's window and counts; call it when the run ends. */
+  endRun(runId?: string): void {
+    this.runs.delete(runId ?? NO_RUN);
+  }
+
+  /** Forgets every run. */
+  clear(): void {
+    this.runs.clear();
+  }
+
+  private *checks(
+    records: readonly ToolCallRecord[],
+    toolName: string,
+    argsHash: string,
+    poll: boolean,
+  ): Generator<() => LoopDetection | undefined> {
+    const { config } = this;
+    const { detectors } = config;
+    const verdict = (
+      level: LoopLevel,
+      detector: LoopDetectorKind,
+      count: number,
+      message: string,
+      warningKey: string,
+      pairedToolName?: string,
+    ): LoopDetection =>
+      pairedToolName === undefined
+        ? { stuck: true, level, detector, count, toolName, message, warningKey }
+        : { stuck: true, level, detector, count, toolName, pairedToolName, message, warningKey };
+
+    yield () => {
+      const streak = unknownToolStreak(records, toolName);
+      if (streak.count < config.unknownToolThreshold) return undefined;
+      const name = streak.unknownToolName ?? toolName;
+      return verdict("critical", "unknown_tool_repeat", streak.count, messages.unknownToolMessage(name, streak.count), `unknown_tool_repeat:${toolName}:${name}`);
+    };
+
+    const noProgress = noProgressStreak(records, argsHash);
+    const outcomeKey = `${argsHash}:${noProgress.resultHash ?? "none"}`;
+    yield () =>
+      noProgress.count >= config.globalCircuitBreakerThreshold
+        ? verdict("critical", "global_circuit_breaker", noProgress.count, messages.circuitBreakerMessage(toolName, noProgress.count), `global_circuit_breaker:${outcomeKey}`)
+        : undefined;
+
+    if (poll && detectors.knownPollNoProgress) {
+      yield () => {
+        const level = levelOf(noProgress.count, config);
+        if (level === undefined) return undefined;
+        return verdict(level, "known_poll_no_progress", noProgress.count, messages.pollMessage(level, toolName, noProgress.count), `known_poll_no_progress:${outcomeKey}`);
+      };
+    }
+
+    if (detectors.pingPong) {
+      yield () => {
+        const streak = pingPongStreak(records, argsHash);
+        if (streak.count < config.warningThreshold || streak.pairedToolName === undefined) return undefined;
+        const level: LoopLevel = streak.count >= config.criticalThreshold && streak.stableOutcomes ? "critical" : "warning";
+        const pair = [argsHash, streak.pairedArgsHash].sort().join("|");
+        return verdict(level, "ping_pong", streak.count, messages.pingPongMessage(level, toolName, streak.pairedToolName, streak.count), `ping_pong:${pair}`, streak.pairedToolName);
+      };
+    }
+
+    if (!poll && detectors.genericRepeat) {
+      yield () => {
+        if (noProgress.count >= config.criticalThreshold) {
+          return verdict("critical", "generic_repeat", noProgress.count, messages.genericRepeatMessage("critical", toolName, noProgress.count), `generic_repeat:${outcomeKey}`);
+        }
+        const count = patternCount(records, argsHash);
+        if (count < config.warningThreshold) return undefined;
+        return verdict("warning", "generic_repeat", count, messages.genericRepeatMessage("warning", toolName, count), `generic_repeat:${argsHash}`);
+      };
+    }
+
+    if (detectors.argumentChurn) {
+      yield () => {
+        const streak = churnStreak(records, argsHash);
+        if (streak.count < config.globalCircuitBreakerThreshold) return undefined;
+        return verdict("critical", "argument_churn", streak.count, messages.argumentChurnMessage(toolName, streak.patterns, streak.count), `argument_churn:${toolName}`);
+      };
+    }
+
+    if (detectors.repeatedError) {
+      yield () => {
+        const count = repeatedErrorStreak(records, toolName);
+        if (count < config.criticalThreshold) return undefined;
+        return verdict("critical", "repeated_error", count, messages.repeatedErrorMessage(toolName, count), `repeated_error:${toolName}`);
+      };
+    }
+  }
+
+  private append(runId: string | undefined, record: MutableRecord): void {
+    const key = runId ?? NO_RUN;
+    let run = this.runs.get(key);
+    if (run === undefined) {
+      run = { records: [], totalCalls: 0 };
+      if (this.runs.size >= MAX_TRACKED_RUNS) this.runs.delete(this.runs.keys().next().value as string);
+    } else {
+      // Re-inserted so the Map's order is least recently used first.
+      this.runs.delete(key);
+    }
+    this.runs.set(key, run);
+    run.records.push(record);
+    run.totalCalls++;
+    if (run.records.length > this.config.historySize) run.records.splice(0, run.records.length - this.config.historySize);
+  }
+
+  private findPending(records: MutableRecord[], outcome: ToolOutcomeInput): MutableRecord | undefined {
+    if (outcome.toolCallId !== undefined) {
+      for (let i = records.length - 1; i >= 0; i--) {
+        const record = records[i];
+        if (record.toolCallId === outcome.toolCallId && record.outcome === undefined) return record;
+      }
+      return undefined;
+    }
+    const argsHash = this.argsHashOf(outcome.toolName, outcome.params);
+    for (let i = records.length - 1; i >= 0; i--) {
+      const record = records[i];
+      if (record.argsHash === argsHash && record.outcome === undefined && record.toolCallId === undefined) return record;
+    }
+    return undefined;
+  }
+
+  /**
+   * `detect`, `recordCall` and `recordOutcome` of one call usually receive the
+   * same params object: the last hash is reused for it instead of hashing the
+   * arguments three times.
+   */
+  private argsHashOf(toolName: string, params: unknown): string {
+    if (params === this.lastParams && toolName === this.lastToolName && typeof params === "object" && params !== null) {
+      return this.lastArgsHash;
+    }
+    const argsHash = hashToolCall(toolName, params);
+    this.lastParams = params;
+    this.lastToolName = toolName;
+    this.lastArgsHash = argsHash;
+    return argsHash;
+  }
+
+  private volatileKeysFor(toolName: string): ReadonlySet<string> {
+    return this.volatileKeysByTool.get(toolName) ?? this.defaultVolatileKeys;
+  }
+}
+
+function levelOf(count: number, config: LoopDetectionConfig): LoopLevel | undefined {
+  if (count >= config.criticalThreshold) return "critical";
+  if (count >= config.warningThreshold) return "warning";
+  return undefined;
+}
+
+function isLoopBlock(result: unknown): boolean {
+  if (typeof result !== "object" || result === null) return false;
+  const { status, reason } = result as { status?: unknown; reason?: unknown };
+  return status === "blocked" && reason === BLOCKED_REASON;
+}
+
+/** The missing tool an error names: an {@link UnknownToolError}, or a message saying a tool is unknown / not found. */
+function unknownToolNameOf(error: unknown): string | undefined {
+  if (UnknownToolError.isInstance(error)) return error.toolName;
+  const text = error instanceof Error ? error.message : typeof error === "string" ? error : undefined;
+  if (text === undefined) return undefined;
+  for (const pattern of UNKNOWN_TOOL_PATTERNS) {
+    const name = pattern.exec(text)?.[1];
+    if (name !== undefined) return name;
+  }
+  return undefined;
+}
