@@ -1,0 +1,158 @@
+import { InMemorySessionStore } from "./in-memory-session-store";
+import { SessionNodeWriter } from "./session-node-writer";
+import type { SessionStoreLike, SessionWriteOperation } from "./session-store-like";
+import { SessionNodeNotFoundError } from "./session-errors";
+
+/** Counts commits so tests can see batching. */
+class CountingStore extends InMemorySessionStore {
+  readonly commits: SessionWriteOperation[][] = [];
+  failNext = false;
+  override commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error("disk full");
+    }
+    this.commits.push([...operations]);
+    super.commit(sessionId, operations);
+  }
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+let store: CountingStore;
+beforeEach(() => {
+  store = new CountingStore();
+  store.createSession("s1");
+});
+afterEach(() => store.close());
+
+test("writes in one tick are committed together in one transaction, after the tick", async () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running" } });
+  writer.append({ id: "l", role: "llm", name: "model", caller: "c" });
+  writer.update("c", { output: 1, metadata: { status: "completed" } });
+  expect(store.commits).toHaveLength(0);
+  expect(writer.pending).toBe(2);
+  await tick();
+  expect(store.commits).toHaveLength(1);
+  // The update of a queued append folds into it.
+  expect(store.commits[0]!.map((operation) => operation.kind)).toEqual(["append", "append"]);
+  expect(store.readNodes("s1")[0]).toMatchObject({ output: 1, metadata: { status: "completed" } });
+});
+
+test("flush commits synchronously; batching 'none' commits every write; 'manual' only on flush", async () => {
+  const ticking = new SessionNodeWriter(store, "s1");
+  ticking.append({ id: "a", role: "user", name: "user" });
+  ticking.flush();
+  expect(store.commits).toHaveLength(1);
+
+  const eager = new SessionNodeWriter(store, "s1", { batching: "none" });
+  eager.append({ id: "b", role: "user", name: "user" });
+  eager.append({ id: "c", role: "user", name: "user" });
+  expect(store.commits).toHaveLength(3);
+
+  const manual = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  manual.append({ id: "d", role: "user", name: "user" });
+  await tick();
+  expect(store.commits).toHaveLength(3);
+  manual.flush();
+  expect(store.readNodes("s1").map((node) => node.id)).toEqual(["a", "b", "c", "d"]);
+});
+
+test("store.flush() commits every writer with a pending batch", () => {
+  const one = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  store.createSession("s2");
+  const two = new SessionNodeWriter(store, "s2", { batching: "manual" });
+  one.append({ id: "a", role: "user", name: "user" });
+  two.append({ id: "b", role: "user", name: "user" });
+  store.flush();
+  expect(store.getSession("s1").nodeCount + store.getSession("s2").nodeCount).toBe(2);
+  expect(one.pending + two.pending).toBe(0);
+});
+
+test("seq and createdAt are filled in; seq continues from the stored session", () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  const first = writer.append({ id: "a", role: "user", name: "user" });
+  expect(first).toMatchObject({ seq: 0, caller: null, predecessor: null, metadata: {} });
+  expect(typeof first.createdAt).toBe("number");
+  writer.flush();
+  expect(new SessionNodeWriter(store, "s1").append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
+  // Re-appending a known id returns it with its original seq and queues nothing.
+  expect(writer.append({ id: "a", role: "user", name: "user" }).seq).toBe(0);
+  expect(writer.pending).toBe(0);
+});
+
+test("values are snapshotted as JSON when written; non-JSON values throw a TypeError at once", () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  const input = { list: [1] };
+  writer.append({ id: "a", role: "user", name: "user", input });
+  input.list.push(2);
+  writer.flush();
+  expect(store.readNodes("s1")[0]!.input).toEqual({ list: [1] });
+  const cyclic: Record<string, unknown> = {};
+  cyclic["self"] = cyclic;
+  expect(() => writer.append({ id: "b", role: "user", name: "user", input: cyclic })).toThrow(TypeError);
+  expect(() => writer.update("a", { output: 10n })).toThrow(/Session node 'a' output is not JSON-serialisable/);
+});
+
+test("a node with expose 'hidden' is never stored", () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  writer.append({ id: "h", role: "code", name: "A.secret", metadata: { expose: "hidden" } });
+  writer.flush();
+  expect(store.readNodes("s1")).toEqual([]);
+});
+
+test("updating an unknown node throws SessionNodeNotFoundError naming it", () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  expect(() => writer.update("ghost", { output: 1 })).toThrow(SessionNodeNotFoundError);
+  expect(() => writer.update("ghost", { output: 1 })).toThrow(/Node 'ghost' does not exist in session 's1'/);
+});
+
+test("consecutive updates of a committed node merge into one operation", () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running", doc: "d" } });
+  writer.flush();
+  writer.update("c", { metadata: { status: "completed" } });
+  writer.update("c", { output: "ok", metadata: { durationMs: 3 } });
+  writer.flush();
+  expect(store.commits[1]).toEqual([
+    { kind: "update", id: "c", fields: { output: "ok", metadata: { status: "completed", durationMs: 3 } } },
+  ]);
+  expect(store.readNodes("s1")[0]!.metadata).toEqual({ status: "completed", doc: "d", durationMs: 3 });
+});
+
+test("head includes queued top-level appends", () => {
+  const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  expect(writer.head).toBeNull();
+  writer.append({ id: "c", role: "code", name: "A.run" });
+  writer.append({ id: "l", role: "llm", name: "model", caller: "c" });
+  expect(writer.head).toBe("c");
+  expect(store.head("s1")).toBeNull();
+  writer.flush();
+  expect(store.head("s1")).toBe("c");
+});
+
+test("a failed background commit keeps the batch and is thrown by the next flush, which retries", async () => {
+  const writer = new SessionNodeWriter(store, "s1");
+  store.failNext = true;
+  writer.append({ id: "a", role: "user", name: "user" });
+  await tick();
+  expect(writer.pending).toBe(1);
+  expect(store.readNodes("s1")).toEqual([]);
+  writer.flush();
+  expect(store.readNodes("s1").map((node) => node.id)).toEqual(["a"]);
+  store.failNext = true;
+  writer.append({ id: "b", role: "user", name: "user" });
+  expect(() => writer.flush()).toThrow("disk full");
+  writer.flush();
+  expect(writer.pending).toBe(0);
+});
+
+test("load() commits the queue and returns the session graph", () => {
+  const writer = new SessionNodeWriter(store as SessionStoreLike, "s1", { batching: "manual" });
+  writer.append({ id: "c", role: "code", name: "A.run" });
+  writer.append({ id: "l", role: "llm", name: "model", caller: "c" });
+  const graph = writer.load();
+  expect(graph.size).toBe(2);
+  expect(graph.childrenOf("c").map((node) => node.id)).toEqual(["l"]);
+});

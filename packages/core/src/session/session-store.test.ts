@@ -1,0 +1,158 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "libsql";
+import { SessionStore } from "./session-store";
+import { SessionNodeWriter } from "./session-node-writer";
+import {
+  ForeignDatabaseError,
+  SessionSchemaVersionError,
+  SessionStoreCorruptError,
+  SessionStoreError,
+} from "./session-errors";
+
+let directory: string;
+const open: SessionStore[] = [];
+function openStore(path = join(directory, "sessions.db")): SessionStore {
+  const store = new SessionStore({ path, shutdownFlush: false });
+  open.push(store);
+  return store;
+}
+
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), "rein-session-"));
+});
+afterEach(() => {
+  for (const store of open.splice(0)) store.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+test("the default path is .rein/sessions.db under the working directory, created on demand", () => {
+  const cwd = jest.spyOn(process, "cwd").mockReturnValue(directory);
+  try {
+    const store = new SessionStore({ shutdownFlush: false });
+    open.push(store);
+    expect(store.location).toBe(join(directory, ".rein", "sessions.db"));
+    expect(existsSync(join(directory, ".rein", "sessions.db"))).toBe(true);
+  } finally {
+    cwd.mockRestore();
+  }
+});
+
+test("the file is in WAL mode and records its schema version in rein_migrations", () => {
+  openStore().close();
+  const db = new Database(join(directory, "sessions.db"));
+  try {
+    expect(db.prepare("PRAGMA journal_mode").raw().get()).toEqual(["wal"]);
+    expect(db.prepare("SELECT version, name FROM rein_migrations").raw().all()).toEqual([[1, "sessions and nodes"]]);
+  } finally {
+    db.close();
+  }
+});
+
+test("sessions, nodes and head survive closing and reopening the file", () => {
+  const first = openStore();
+  first.createSession("s1", { agentId: "Researcher" });
+  const writer = new SessionNodeWriter(first, "s1");
+  writer.append({ id: "c1", role: "code", name: "A.ask", input: { q: 1 }, metadata: { status: "completed" } });
+  writer.append({ id: "l1", role: "llm", name: "model", caller: "c1", output: [{ type: "text", text: "hi" }] });
+  first.close();
+
+  const second = openStore();
+  expect(second.getSession("s1")).toMatchObject({ agentId: "Researcher", headId: "c1", nodeCount: 2, lastSeq: 1 });
+  expect(second.readNodes("s1")).toEqual([
+    expect.objectContaining({ id: "c1", seq: 0, input: { q: 1 }, output: undefined, caller: null }),
+    expect.objectContaining({ id: "l1", seq: 1, caller: "c1", output: [{ type: "text", text: "hi" }] }),
+  ]);
+  // A writer on the reopened session continues the seq numbering.
+  expect(new SessionNodeWriter(second, "s1").append({ id: "c2", role: "code", name: "A.ask", predecessor: "c1" }).seq).toBe(2);
+});
+
+test("WAL: a second connection sees nodes once committed, not while batched", async () => {
+  const writerStore = openStore();
+  const readerStore = openStore();
+  writerStore.createSession("s1");
+  expect(readerStore.hasSession("s1")).toBe(true);
+  const writer = new SessionNodeWriter(writerStore, "s1");
+  writer.append({ id: "a", role: "user", name: "user" });
+  expect(readerStore.readNodes("s1")).toHaveLength(0);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(readerStore.readNodes("s1").map((node) => node.id)).toEqual(["a"]);
+  writer.append({ id: "b", role: "user", name: "user", predecessor: "a" });
+  writer.flush();
+  expect(readerStore.readNodes("s1").map((node) => node.id)).toEqual(["a", "b"]);
+  expect(readerStore.head("s1")).toBe("b");
+});
+
+test("opening a second store does not interrupt nodes running in a live store", () => {
+  const running = openStore();
+  running.createSession("s1");
+  const writer = new SessionNodeWriter(running, "s1");
+  writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running" } });
+  writer.flush();
+  const other = openStore();
+  expect(other.readNodes("s1")[0]!.metadata["status"]).toBe("running");
+  running.close();
+  expect(other.readNodes("s1")[0]!.metadata["status"]).toBe("interrupted");
+});
+
+test("on open, nodes left running by a process that no longer exists are marked interrupted", () => {
+  const store = openStore();
+  store.createSession("s1");
+  const writer = new SessionNodeWriter(store, "s1");
+  writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running", doc: "Runs." } });
+  writer.flush();
+  // Pretend the row was written by a dead process: pid 2^22+1 is above Linux's pid_max.
+  const db = new Database(store.location);
+  db.prepare("UPDATE rein_nodes SET owner_pid = ?").run(4194305);
+  db.close();
+  expect(openStore().readNodes("s1")[0]!.metadata).toEqual({ status: "interrupted", doc: "Runs." });
+});
+
+test("a corrupted file is a SessionStoreCorruptError naming the file, and is left untouched", () => {
+  const path = join(directory, "broken.db");
+  const bytes = Buffer.from("this is not an SQLite database, it is a text file ".repeat(100));
+  writeFileSync(path, bytes);
+  expect(() => openStore(path)).toThrow(SessionStoreCorruptError);
+  expect(() => openStore(path)).toThrow(new RegExp(`'${path}' is not a readable SQLite database.*Nothing was changed`));
+  expect(readFileSync(path).equals(bytes)).toBe(true);
+  expect(SessionStoreError.isInstance(captured(() => openStore(path)))).toBe(true);
+});
+
+test("a foreign SQLite database is a ForeignDatabaseError listing its tables, and is left untouched", () => {
+  const path = join(directory, "app.db");
+  const db = new Database(path);
+  db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ada');");
+  db.close();
+  const before = readFileSync(path);
+  const error = captured(() => openStore(path));
+  expect(error).toBeInstanceOf(ForeignDatabaseError);
+  expect((error as ForeignDatabaseError).tables).toEqual(["users"]);
+  expect((error as Error).message).toContain(`'${path}' is an SQLite database that was not created by Rein (tables: users)`);
+  expect(readFileSync(path).equals(before)).toBe(true);
+});
+
+test("a newer schema version is a SessionSchemaVersionError; the data stays", () => {
+  const store = openStore();
+  store.createSession("s1");
+  store.close();
+  const db = new Database(store.location);
+  db.prepare("INSERT INTO rein_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
+  db.close();
+  const error = captured(() => openStore(store.location));
+  expect(error).toBeInstanceOf(SessionSchemaVersionError);
+  expect(error).toMatchObject({ foundVersion: 99, supportedVersion: 1, location: store.location });
+  expect((error as Error).message).toMatch(/schema version 99, newer than version 1 .*upgrade @rein\/core/);
+  const check = new Database(store.location);
+  expect(check.prepare("SELECT id FROM rein_sessions").raw().all()).toEqual([["s1"]]);
+  check.close();
+});
+
+function captured(work: () => unknown): unknown {
+  try {
+    work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected an error");
+}
