@@ -1,6 +1,13 @@
 /**
  * @rein/providers — adapters from Rein's ModelProvider interface to the
- * official Anthropic and OpenAI SDKs.
+ * official Anthropic and OpenAI SDKs, and `createProvider()`, which picks one
+ * from the environment.
  * @packageDocumentation
  */
-export {};
+export { AnthropicProvider } from "./anthropic/anthropic-provider";
+export type { AnthropicProviderSettings } from "./anthropic/anthropic-provider";
+export { OpenAIProvider } from "./openai/openai-provider";
+export type { OpenAIApi, OpenAIProviderSettings } from "./openai/openai-provider";
+export { createProvider, defaultAnthropicModel, defaultOpenAIModel } from "./create-provider";
+export type { ProviderEnvironment } from "./create-provider";
+export { ProviderConfigError } from "./provider-config-error";

@@ -124,3 +124,18 @@ export async function failureOf(promise: Promise<unknown>): Promise<unknown> {
     (error: unknown) => error,
   );
 }
+
+/**
+ * Starts a fresh {@link FixtureServer} before each test of the calling file and
+ * closes it after; returns a getter for the current one.
+ */
+export function useFixtureServer(): () => FixtureServer {
+  let server: FixtureServer | undefined;
+  beforeEach(async () => {
+    server = await FixtureServer.start();
+  });
+  afterEach(async () => {
+    await server?.close();
+  });
+  return () => server!;
+}

@@ -1,6 +1,6 @@
 import { APIError } from "@anthropic-ai/sdk";
 import { ProviderError } from "@rein/core";
-import { toProviderError } from "../shared/to-provider-error";
+import { toProviderError, toUnknownProviderError } from "../shared/to-provider-error";
 
 /**
  * Maps whatever the Anthropic SDK threw to Rein's typed errors. The SDK keeps
@@ -20,13 +20,5 @@ export function fromAnthropicError(error: unknown): ProviderError {
       cause: error,
     });
   }
-  return toProviderError({
-    provider: "anthropic",
-    status: undefined,
-    apiMessage: undefined,
-    codes: [],
-    headers: undefined,
-    body: undefined,
-    cause: error,
-  });
+  return toUnknownProviderError("anthropic", error);
 }

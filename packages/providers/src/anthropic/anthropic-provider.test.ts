@@ -7,37 +7,16 @@ import {
   RateLimitError,
   type Message,
   type ModelRequest,
-    type ToolSpec,
+  type ModelStreamEvent,
 } from "@rein/core";
-import { FixtureServer, collectStream, failureOf, jsonFixture, readFixture } from "../__fixtures__/fixture-server";
+import { collectStream, failureOf, jsonFixture, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
+import { clockTool, firstUserTurn, situationalPrefix, system, weatherTool } from "../__fixtures__/weather-conversation";
 import { AnthropicProvider, type AnthropicProviderSettings } from "./anthropic-provider";
 
-const weatherTool: ToolSpec = {
-  name: "get_weather",
-  description: "Weather forecast for a city.",
-  parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] },
-};
-const clockTool: ToolSpec = { name: "get_time", description: "Current time.", parameters: { type: "object", properties: {} } };
-const system = "You are a weather assistant. Answer in one sentence.";
-const situationalPrefix = "[call chain: Main.run → Weather.forecast]";
-const firstUserTurn: Message = {
-  role: "user",
-  content: [
-    { type: "text", text: situationalPrefix },
-    { type: "text", text: "What is the weather in Paris for the next 3 days?" },
-  ],
-};
-
-let server: FixtureServer;
-beforeEach(async () => {
-  server = await FixtureServer.start();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = useFixtureServer();
 
 function provider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
-  return new AnthropicProvider("test-model", { apiKey: "test-key", baseURL: server.url, maxRetries: 0, ...settings });
+  return new AnthropicProvider("test-model", { apiKey: "test-key", baseURL: server().url, maxRetries: 0, ...settings });
 }
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
@@ -50,7 +29,7 @@ function fixture(name: string): unknown {
 
 describe("AnthropicProvider", () => {
   it("runs a two-step tool loop: tool_use, then tool_result, then the final text", async () => {
-    server.reply({ json: fixture("messages-tool-use.json") }, { json: fixture("messages-final-text.json") });
+    server().reply({ json: fixture("messages-tool-use.json") }, { json: fixture("messages-final-text.json") });
     const model = provider();
 
     const first = await model.complete(request());
@@ -74,7 +53,7 @@ describe("AnthropicProvider", () => {
       model: "test-model",
     });
 
-    const [sent1, sent2] = server.requests;
+    const [sent1, sent2] = server().requests;
     expect(sent1.path).toBe("/v1/messages");
     expect(sent1.headers.authorization).toBe("Bearer test-key");
     expect(sent1.body).toEqual({
@@ -112,7 +91,7 @@ describe("AnthropicProvider", () => {
   });
 
   it("reports usage with cache creation and cache reads, counting every input token", async () => {
-    server.reply({ json: fixture("messages-tool-use.json") });
+    server().reply({ json: fixture("messages-tool-use.json") });
     const response = await provider().complete(request());
     expect(response.usage).toEqual({
       inputTokens: 1824,
@@ -123,7 +102,7 @@ describe("AnthropicProvider", () => {
   });
 
   it("maps tool_result errors and images, and echoes a malformed earlier call with empty input", async () => {
-    server.reply({ json: fixture("messages-final-text.json") });
+    server().reply({ json: fixture("messages-final-text.json") });
     await provider().complete(
       request({
         messages: [
@@ -149,7 +128,7 @@ describe("AnthropicProvider", () => {
         ],
       }),
     );
-    const messages = server.requests[0].body.messages;
+    const messages = server().requests[0].body.messages;
     expect(messages[1].content[0]).toEqual({ type: "tool_use", id: "toolu_bad", name: "get_weather", input: {} });
     expect(messages[2].content[0]).toEqual({
       type: "tool_result",
@@ -164,10 +143,10 @@ describe("AnthropicProvider", () => {
 
   it("maps tool choices to auto, any, none and a named tool", async () => {
     const choices = ["auto", "required", "none", { type: "tool", name: "get_weather" }] as const;
-    for (const _ of choices) server.reply({ json: fixture("messages-final-text.json") });
+    for (const _ of choices) server().reply({ json: fixture("messages-final-text.json") });
     const model = provider();
     for (const toolChoice of choices) await model.complete(request({ toolChoice }));
-    expect(server.requests.map((sent) => sent.body.tool_choice)).toEqual([
+    expect(server().requests.map((sent) => sent.body.tool_choice)).toEqual([
       { type: "auto" },
       { type: "any" },
       { type: "none" },
@@ -176,10 +155,10 @@ describe("AnthropicProvider", () => {
   });
 
   it("puts the cache breakpoint on the last tool when there is no system text, and none with promptCaching false", async () => {
-    server.reply({ json: fixture("messages-final-text.json") }, { json: fixture("messages-final-text.json") });
+    server().reply({ json: fixture("messages-final-text.json") }, { json: fixture("messages-final-text.json") });
     await provider().complete(request({ system: "" }));
     await provider({ promptCaching: false }).complete(request());
-    const [withoutSystem, uncached] = server.requests;
+    const [withoutSystem, uncached] = server().requests;
     expect(withoutSystem.body.system).toBeUndefined();
     expect(withoutSystem.body.tools[0].cache_control).toBeUndefined();
     expect(withoutSystem.body.tools[1].cache_control).toEqual({ type: "ephemeral" });
@@ -187,11 +166,11 @@ describe("AnthropicProvider", () => {
   });
 
   it("sends the request's model, output limit and effort, and maps max_tokens as the stop reason", async () => {
-    server.reply({ json: fixture("messages-max-tokens.json") });
+    server().reply({ json: fixture("messages-max-tokens.json") });
     const response = await provider().complete(
       request({ model: "other-test-model", maxOutputTokens: 5, effort: "low" }),
     );
-    expect(server.requests[0].body).toMatchObject({
+    expect(server().requests[0].body).toMatchObject({
       model: "other-test-model",
       max_tokens: 5,
       output_config: { effort: "low" },
@@ -201,7 +180,7 @@ describe("AnthropicProvider", () => {
   });
 
   it("streams text split across many deltas and assembles the turn", async () => {
-    server.reply({ sse: readFixture(__dirname, "messages-stream-text.sse") });
+    server().reply({ sse: readFixture(__dirname, "messages-stream-text.sse") });
     const events = await collectStream(provider().stream(request()));
 
     const deltas = events.filter((event) => event.type === "text-delta");
@@ -216,12 +195,12 @@ describe("AnthropicProvider", () => {
         model: "test-model",
       },
     });
-    expect(server.requests[0].body.stream).toBe(true);
-    expect(server.requests[0].body.system[0].cache_control).toEqual({ type: "ephemeral" });
+    expect(server().requests[0].body.stream).toBe(true);
+    expect(server().requests[0].body.system[0].cache_control).toEqual({ type: "ephemeral" });
   });
 
   it("streams a tool call whose input JSON is split mid-token and parses the assembled input", async () => {
-    server.reply({ sse: readFixture(__dirname, "messages-stream-tool-use.sse") });
+    server().reply({ sse: readFixture(__dirname, "messages-stream-tool-use.sse") });
     const events = await collectStream(provider().stream(request()));
 
     expect(events.filter((event) => event.type !== "text-delta" && event.type !== "response")).toEqual([
@@ -248,7 +227,7 @@ describe("AnthropicProvider", () => {
   });
 
   it("turns streamed tool input that is not valid JSON into a ToolUseBlock with inputError instead of throwing", async () => {
-    server.reply({ sse: readFixture(__dirname, "messages-stream-malformed-tool-input.sse") });
+    server().reply({ sse: readFixture(__dirname, "messages-stream-malformed-tool-input.sse") });
     const events = await collectStream(provider().stream(request()));
     const last = events[events.length - 1];
     if (last.type !== "response") throw new Error("the stream must end with its response");
@@ -265,14 +244,14 @@ describe("AnthropicProvider", () => {
   });
 
   it("maps an error event inside a stream to OverloadedError", async () => {
-    server.reply({ sse: readFixture(__dirname, "messages-stream-overloaded.sse") });
+    server().reply({ sse: readFixture(__dirname, "messages-stream-overloaded.sse") });
     const error = await failureOf(collectStream(provider().stream(request())));
     expect(error).toBeInstanceOf(OverloadedError);
     expect((error as OverloadedError).provider).toBe("anthropic");
   });
 
   it("maps 401 to AuthenticationError", async () => {
-    server.reply({ status: 401, json: fixture("error-401.json") });
+    server().reply({ status: 401, json: fixture("error-401.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ status: 401, provider: "anthropic", body: fixture("error-401.json") });
@@ -280,7 +259,7 @@ describe("AnthropicProvider", () => {
   });
 
   it("maps 429 to RateLimitError with the retry-after seconds", async () => {
-    server.reply({ status: 429, headers: { "retry-after": "20" }, json: fixture("error-429.json") });
+    server().reply({ status: 429, headers: { "retry-after": "20" }, json: fixture("error-429.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfterSeconds).toBe(20);
@@ -288,21 +267,21 @@ describe("AnthropicProvider", () => {
   });
 
   it("maps 529 overloaded_error to OverloadedError", async () => {
-    server.reply({ status: 529, json: fixture("error-529.json") });
+    server().reply({ status: 529, json: fixture("error-529.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(OverloadedError);
     expect((error as OverloadedError).status).toBe(529);
   });
 
   it("maps 400 'prompt is too long' to ContextOverflowError", async () => {
-    server.reply({ status: 400, json: fixture("error-400-prompt-too-long.json") });
+    server().reply({ status: 400, json: fixture("error-400-prompt-too-long.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ContextOverflowError);
     expect((error as Error).message).toContain("prompt is too long: 212843 tokens > 200000 maximum");
   });
 
   it("maps any other 400 to a plain ProviderError keeping status and body", async () => {
-    server.reply({ status: 400, json: fixture("error-400-invalid-request.json") });
+    server().reply({ status: 400, json: fixture("error-400-invalid-request.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).not.toBeInstanceOf(ContextOverflowError);
@@ -310,28 +289,42 @@ describe("AnthropicProvider", () => {
   });
 
   it("retries with the SDK's own retry setting, honouring retry-after-ms", async () => {
-    server.reply(
+    server().reply(
       { status: 529, headers: { "retry-after-ms": "1" }, json: fixture("error-529.json") },
       { json: fixture("messages-final-text.json") },
     );
     const response = await provider({ maxRetries: 1 }).complete(request());
     expect(response.stopReason).toBe("end_turn");
-    expect(server.requests).toHaveLength(2);
+    expect(server().requests).toHaveLength(2);
   });
 
   it("rethrows the caller's abort reason", async () => {
-    server.reply({ json: fixture("messages-final-text.json") });
+    server().reply({ json: fixture("messages-final-text.json") });
     const controller = new AbortController();
     controller.abort(new Error("stopped by the caller"));
     await expect(provider().complete(request(), { signal: controller.signal })).rejects.toThrow("stopped by the caller");
   });
 
+  it("ends an aborted stream with the caller's reason, never with a partial response", async () => {
+    server().reply({ sse: readFixture(__dirname, "messages-stream-text.sse") });
+    const controller = new AbortController();
+    const seen: ModelStreamEvent[] = [];
+    const consume = async () => {
+      for await (const event of provider().stream(request(), { signal: controller.signal })) {
+        seen.push(event);
+        if (event.type === "text-delta") controller.abort(new Error("stopped mid-stream"));
+      }
+    };
+    await expect(consume()).rejects.toThrow("stopped mid-stream");
+    expect(seen.some((event) => event.type === "response")).toBe(false);
+  });
+
   it("rejects a client together with apiKey, and uses a given client", async () => {
-    const client = new Anthropic({ apiKey: "test-key", baseURL: server.url, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: "test-key", baseURL: server().url, maxRetries: 0 });
     expect(() => new AnthropicProvider("test-model", { client, apiKey: "test-key" })).toThrow(
       "Cannot provide both apiKey and client",
     );
-    server.reply({ json: fixture("messages-final-text.json") });
+    server().reply({ json: fixture("messages-final-text.json") });
     const model = new AnthropicProvider("test-model", { client });
     expect(model.client).toBe(client);
     expect((await model.complete(request())).stopReason).toBe("end_turn");

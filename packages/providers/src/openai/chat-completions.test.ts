@@ -6,37 +6,15 @@ import {
   RateLimitError,
   type Message,
   type ModelRequest,
-  type ToolSpec,
 } from "@rein/core";
-import { FixtureServer, collectStream, failureOf, jsonFixture, readFixture } from "../__fixtures__/fixture-server";
+import { collectStream, failureOf, jsonFixture, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
+import { clockTool, firstUserTurn, situationalPrefix, system, weatherTool } from "../__fixtures__/weather-conversation";
 import { OpenAIProvider, type OpenAIProviderSettings } from "./openai-provider";
 
-const weatherTool: ToolSpec = {
-  name: "get_weather",
-  description: "Weather forecast for a city.",
-  parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] },
-};
-const clockTool: ToolSpec = { name: "get_time", description: "Current time.", parameters: { type: "object", properties: {} } };
-const system = "You are a weather assistant. Answer in one sentence.";
-const situationalPrefix = "[call chain: Main.run → Weather.forecast]";
-const firstUserTurn: Message = {
-  role: "user",
-  content: [
-    { type: "text", text: situationalPrefix },
-    { type: "text", text: "What is the weather in Paris for the next 3 days?" },
-  ],
-};
-
-let server: FixtureServer;
-beforeEach(async () => {
-  server = await FixtureServer.start();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = useFixtureServer();
 
 function provider(settings: OpenAIProviderSettings = {}): OpenAIProvider {
-  return new OpenAIProvider("test-model", { apiKey: "test-key", baseURL: `${server.url}/v1`, maxRetries: 0, ...settings });
+  return new OpenAIProvider("test-model", { apiKey: "test-key", baseURL: `${server().url}/v1`, maxRetries: 0, ...settings });
 }
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
@@ -49,7 +27,7 @@ function fixture(name: string): unknown {
 
 describe("OpenAIProvider, Chat Completions", () => {
   it("runs a two-step tool loop: tool_calls, then a tool message, then the final text", async () => {
-    server.reply({ json: fixture("chat-tool-calls.json") }, { json: fixture("chat-final-text.json") });
+    server().reply({ json: fixture("chat-tool-calls.json") }, { json: fixture("chat-final-text.json") });
     const model = provider();
 
     const first = await model.complete(request());
@@ -70,7 +48,7 @@ describe("OpenAIProvider, Chat Completions", () => {
     expect(second.content).toEqual([{ type: "text", text: "Paris will be sunny for the next 3 days, around 21°C." }]);
     expect(second.stopReason).toBe("end_turn");
 
-    const [sent1, sent2] = server.requests;
+    const [sent1, sent2] = server().requests;
     expect(sent1.path).toBe("/v1/chat/completions");
     expect(sent1.headers.authorization).toBe("Bearer test-key");
     expect(sent1.body).toEqual({
@@ -104,7 +82,7 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("reports prompt_tokens_details.cached_tokens as cached input tokens", async () => {
-    server.reply({ json: fixture("chat-final-text.json") });
+    server().reply({ json: fixture("chat-final-text.json") });
     const response = await provider().complete(request());
     expect(response.usage).toEqual({
       inputTokens: 2262,
@@ -115,7 +93,7 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("sends tool results before the rest of the user turn, with tool-result images in that user message", async () => {
-    server.reply({ json: fixture("chat-final-text.json") });
+    server().reply({ json: fixture("chat-final-text.json") });
     await provider().complete(
       request({
         messages: [
@@ -146,7 +124,7 @@ describe("OpenAIProvider, Chat Completions", () => {
         ],
       }),
     );
-    expect(server.requests[0].body.messages.slice(2)).toEqual([
+    expect(server().requests[0].body.messages.slice(2)).toEqual([
       {
         role: "assistant",
         content: "Two lookups.",
@@ -169,22 +147,22 @@ describe("OpenAIProvider, Chat Completions", () => {
 
   it("maps tool choices, output limit, temperature and effort", async () => {
     const choices = ["auto", "required", "none", { type: "tool", name: "get_weather" }] as const;
-    for (const _ of choices) server.reply({ json: fixture("chat-final-text.json") });
+    for (const _ of choices) server().reply({ json: fixture("chat-final-text.json") });
     const model = provider();
     for (const toolChoice of choices) {
       await model.complete(request({ toolChoice, maxOutputTokens: 256, temperature: 0.2, effort: "high" }));
     }
-    expect(server.requests.map((sent) => sent.body.tool_choice)).toEqual([
+    expect(server().requests.map((sent) => sent.body.tool_choice)).toEqual([
       "auto",
       "required",
       "none",
       { type: "function", function: { name: "get_weather" } },
     ]);
-    expect(server.requests[0].body).toMatchObject({ max_completion_tokens: 256, temperature: 0.2, reasoning_effort: "high" });
+    expect(server().requests[0].body).toMatchObject({ max_completion_tokens: 256, temperature: 0.2, reasoning_effort: "high" });
   });
 
   it("turns tool-call arguments that are not valid JSON into a ToolUseBlock with inputError instead of throwing", async () => {
-    server.reply({ json: fixture("chat-malformed-arguments.json") });
+    server().reply({ json: fixture("chat-malformed-arguments.json") });
     const response = await provider().complete(request());
     expect(response.content).toEqual([
       {
@@ -199,7 +177,7 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("streams text split across many deltas and assembles the turn with usage", async () => {
-    server.reply({ sse: readFixture(__dirname, "chat-stream-text.sse") });
+    server().reply({ sse: readFixture(__dirname, "chat-stream-text.sse") });
     const events = await collectStream(provider().stream(request()));
     const deltas = events.filter((event) => event.type === "text-delta");
     expect(deltas.length).toBe(6);
@@ -213,11 +191,11 @@ describe("OpenAIProvider, Chat Completions", () => {
         model: "test-model",
       },
     });
-    expect(server.requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(server().requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
   it("streams two tool calls whose arguments are split mid-token and assembles them by index", async () => {
-    server.reply({ sse: readFixture(__dirname, "chat-stream-tool-calls.sse") });
+    server().reply({ sse: readFixture(__dirname, "chat-stream-tool-calls.sse") });
     const events = await collectStream(provider().stream(request()));
     expect(events.slice(0, -1)).toEqual([
       { type: "tool-call-start", id: "call_stream_01", name: "get_weather" },
@@ -244,7 +222,7 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("maps 401 to AuthenticationError", async () => {
-    server.reply({ status: 401, json: fixture("chat-error-401.json") });
+    server().reply({ status: 401, json: fixture("chat-error-401.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ provider: "openai", status: 401 });
@@ -252,28 +230,28 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("maps 429 to RateLimitError with the retry-after seconds", async () => {
-    server.reply({ status: 429, headers: { "retry-after": "4" }, json: fixture("chat-error-429.json") });
+    server().reply({ status: 429, headers: { "retry-after": "4" }, json: fixture("chat-error-429.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfterSeconds).toBe(4);
   });
 
   it("maps 503 to OverloadedError", async () => {
-    server.reply({ status: 503, json: fixture("chat-error-503.json") });
+    server().reply({ status: 503, json: fixture("chat-error-503.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(OverloadedError);
     expect((error as OverloadedError).status).toBe(503);
   });
 
   it("maps 400 context_length_exceeded to ContextOverflowError", async () => {
-    server.reply({ status: 400, json: fixture("chat-error-400-context-length.json") });
+    server().reply({ status: 400, json: fixture("chat-error-400-context-length.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ContextOverflowError);
     expect((error as ContextOverflowError).body).toMatchObject({ code: "context_length_exceeded" });
   });
 
   it("maps a 500 to a plain ProviderError keeping status and body", async () => {
-    server.reply({ status: 500, json: fixture("chat-error-500.json") });
+    server().reply({ status: 500, json: fixture("chat-error-500.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).not.toBeInstanceOf(OverloadedError);
@@ -281,19 +259,19 @@ describe("OpenAIProvider, Chat Completions", () => {
   });
 
   it("maps an error status on a streamed request to its typed error", async () => {
-    server.reply({ status: 429, headers: { "retry-after-ms": "1500" }, json: fixture("chat-error-429.json") });
+    server().reply({ status: 429, headers: { "retry-after-ms": "1500" }, json: fixture("chat-error-429.json") });
     const error = await failureOf(collectStream(provider().stream(request())));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfterSeconds).toBe(1.5);
   });
 
   it("retries with the SDK's own retry setting", async () => {
-    server.reply(
+    server().reply(
       { status: 500, headers: { "retry-after-ms": "1" }, json: fixture("chat-error-500.json") },
       { json: fixture("chat-final-text.json") },
     );
     const response = await provider({ maxRetries: 1 }).complete(request());
     expect(response.stopReason).toBe("end_turn");
-    expect(server.requests).toHaveLength(2);
+    expect(server().requests).toHaveLength(2);
   });
 });

@@ -1,6 +1,6 @@
 import { APIError } from "openai";
 import { ProviderError } from "@rein/core";
-import { toProviderError } from "../shared/to-provider-error";
+import { toProviderError, toUnknownProviderError } from "../shared/to-provider-error";
 
 /**
  * Maps whatever the OpenAI SDK threw to Rein's typed errors. The SDK keeps the
@@ -21,15 +21,7 @@ export function fromOpenAIError(error: unknown): ProviderError {
       cause: error,
     });
   }
-  return toProviderError({
-    provider: "openai",
-    status: undefined,
-    apiMessage: undefined,
-    codes: [],
-    headers: undefined,
-    body: undefined,
-    cause: error,
-  });
+  return toUnknownProviderError("openai", error);
 }
 
 /**

@@ -1,15 +1,13 @@
 import OpenAI from "openai";
-import { FixtureServer, jsonFixture } from "../__fixtures__/fixture-server";
+import { jsonFixture, useFixtureServer } from "../__fixtures__/fixture-server";
 import { OpenAIProvider } from "./openai-provider";
 
-let server: FixtureServer;
 const savedKey = process.env.OPENAI_API_KEY;
-beforeEach(async () => {
-  server = await FixtureServer.start();
+const server = useFixtureServer();
+beforeEach(() => {
   delete process.env.OPENAI_API_KEY;
 });
-afterEach(async () => {
-  await server.close();
+afterEach(() => {
   if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
   else process.env.OPENAI_API_KEY = savedKey;
 });
@@ -40,21 +38,21 @@ describe("OpenAIProvider", () => {
   });
 
   it("talks to an OpenAI-compatible server by baseURL without an API key", async () => {
-    server.reply({ json: jsonFixture(__dirname, "chat-final-text.json") });
-    const model = new OpenAIProvider("local-model", { baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server().reply({ json: jsonFixture(__dirname, "chat-final-text.json") });
+    const model = new OpenAIProvider("local-model", { baseURL: `${server().url}/v1`, maxRetries: 0 });
     const response = await model.complete(hello);
     expect(response.stopReason).toBe("end_turn");
-    expect(server.requests[0].path).toBe("/v1/chat/completions");
-    expect(server.requests[0].body.model).toBe("local-model");
-    expect(server.requests[0].body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }] }]);
+    expect(server().requests[0].path).toBe("/v1/chat/completions");
+    expect(server().requests[0].body.model).toBe("local-model");
+    expect(server().requests[0].body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }] }]);
   });
 
   it("uses a given client as it is", async () => {
-    server.reply({ json: jsonFixture(__dirname, "responses-final-text.json") });
-    const client = new OpenAI({ apiKey: "test-key", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server().reply({ json: jsonFixture(__dirname, "responses-final-text.json") });
+    const client = new OpenAI({ apiKey: "test-key", baseURL: `${server().url}/v1`, maxRetries: 0 });
     const model = new OpenAIProvider("test-model", { client, api: "responses" });
     expect(model.client).toBe(client);
     expect((await model.complete(hello)).stopReason).toBe("end_turn");
-    expect(server.requests[0].path).toBe("/v1/responses");
+    expect(server().requests[0].path).toBe("/v1/responses");
   });
 });

@@ -54,7 +54,7 @@ export interface OpenAIProviderSettings {
 }
 
 /** Sent as the key to servers that need none, because the SDK refuses to start without one. */
-const placeholderApiKey = "no-api-key";
+export const placeholderApiKey = "no-api-key";
 
 /**
  * A {@link ModelProvider} on OpenAI's Chat Completions or Responses API,

@@ -1,35 +1,15 @@
-import { ContextOverflowError, RateLimitError, type Message, type ModelRequest, type ToolSpec } from "@rein/core";
-import { FixtureServer, collectStream, failureOf, jsonFixture, readFixture } from "../__fixtures__/fixture-server";
+import { ContextOverflowError, RateLimitError, type Message, type ModelRequest } from "@rein/core";
+import { collectStream, failureOf, jsonFixture, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
+import { firstUserTurn, situationalPrefix, system, weatherTool } from "../__fixtures__/weather-conversation";
 import { OpenAIProvider, type OpenAIProviderSettings } from "./openai-provider";
 
-const weatherTool: ToolSpec = {
-  name: "get_weather",
-  description: "Weather forecast for a city.",
-  parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] },
-};
-const system = "You are a weather assistant. Answer in one sentence.";
-const situationalPrefix = "[call chain: Main.run → Weather.forecast]";
-const firstUserTurn: Message = {
-  role: "user",
-  content: [
-    { type: "text", text: situationalPrefix },
-    { type: "text", text: "What is the weather in Paris for the next 3 days?" },
-  ],
-};
-
-let server: FixtureServer;
-beforeEach(async () => {
-  server = await FixtureServer.start();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = useFixtureServer();
 
 function provider(settings: OpenAIProviderSettings = {}): OpenAIProvider {
   return new OpenAIProvider("test-model", {
     api: "responses",
     apiKey: "test-key",
-    baseURL: `${server.url}/v1`,
+    baseURL: `${server().url}/v1`,
     maxRetries: 0,
     ...settings,
   });
@@ -45,7 +25,7 @@ function fixture(name: string): unknown {
 
 describe("OpenAIProvider, Responses API", () => {
   it("runs a two-step tool loop: function_call, then function_call_output, then the final text", async () => {
-    server.reply({ json: fixture("responses-function-call.json") }, { json: fixture("responses-final-text.json") });
+    server().reply({ json: fixture("responses-function-call.json") }, { json: fixture("responses-final-text.json") });
     const model = provider();
 
     const first = await model.complete(request());
@@ -69,7 +49,7 @@ describe("OpenAIProvider, Responses API", () => {
     expect(second.content).toEqual([{ type: "text", text: "Paris will be sunny for the next 3 days, around 21°C." }]);
     expect(second.stopReason).toBe("end_turn");
 
-    const [sent1, sent2] = server.requests;
+    const [sent1, sent2] = server().requests;
     expect(sent1.path).toBe("/v1/responses");
     expect(sent1.body).toEqual({
       model: "test-model",
@@ -103,28 +83,28 @@ describe("OpenAIProvider, Responses API", () => {
   });
 
   it("reports input_tokens_details.cached_tokens as cached input tokens", async () => {
-    server.reply({ json: fixture("responses-final-text.json") });
+    server().reply({ json: fixture("responses-final-text.json") });
     const response = await provider().complete(request());
     expect(response.usage).toEqual({ inputTokens: 2270, outputTokens: 17, cachedInputTokens: 2176, cacheCreationInputTokens: 0 });
   });
 
   it("maps tool choices, output limit and effort, and an incomplete response to max_tokens", async () => {
-    server.reply({ json: fixture("responses-incomplete.json") }, { json: fixture("responses-final-text.json") });
+    server().reply({ json: fixture("responses-incomplete.json") }, { json: fixture("responses-final-text.json") });
     const truncated = await provider().complete(
       request({ toolChoice: { type: "tool", name: "get_weather" }, maxOutputTokens: 5, effort: "low" }),
     );
     await provider().complete(request({ toolChoice: "required" }));
     expect(truncated.stopReason).toBe("max_tokens");
-    expect(server.requests[0].body).toMatchObject({
+    expect(server().requests[0].body).toMatchObject({
       tool_choice: { type: "function", name: "get_weather" },
       max_output_tokens: 5,
       reasoning: { effort: "low" },
     });
-    expect(server.requests[1].body.tool_choice).toBe("required");
+    expect(server().requests[1].body.tool_choice).toBe("required");
   });
 
   it("turns function-call arguments that are not valid JSON into a ToolUseBlock with inputError instead of throwing", async () => {
-    server.reply({ json: fixture("responses-malformed-arguments.json") });
+    server().reply({ json: fixture("responses-malformed-arguments.json") });
     const response = await provider().complete(request());
     expect(response.content).toEqual([
       {
@@ -138,7 +118,7 @@ describe("OpenAIProvider, Responses API", () => {
   });
 
   it("streams text split across many deltas and assembles the turn with usage", async () => {
-    server.reply({ sse: readFixture(__dirname, "responses-stream-text.sse") });
+    server().reply({ sse: readFixture(__dirname, "responses-stream-text.sse") });
     const events = await collectStream(provider().stream(request()));
     const deltas = events.filter((event) => event.type === "text-delta");
     expect(deltas.length).toBe(6);
@@ -152,11 +132,11 @@ describe("OpenAIProvider, Responses API", () => {
         model: "test-model",
       },
     });
-    expect(server.requests[0].body.stream).toBe(true);
+    expect(server().requests[0].body.stream).toBe(true);
   });
 
   it("streams a function call whose arguments are split mid-token, keyed by call_id", async () => {
-    server.reply({ sse: readFixture(__dirname, "responses-stream-function-call.sse") });
+    server().reply({ sse: readFixture(__dirname, "responses-stream-function-call.sse") });
     const events = await collectStream(provider().stream(request()));
     expect(events.slice(0, -1)).toEqual([
       { type: "tool-call-start", id: "call_resp_stream", name: "get_weather" },
@@ -177,14 +157,14 @@ describe("OpenAIProvider, Responses API", () => {
   });
 
   it("maps a response.failed event inside a stream to its typed error", async () => {
-    server.reply({ sse: readFixture(__dirname, "responses-stream-failed.sse") });
+    server().reply({ sse: readFixture(__dirname, "responses-stream-failed.sse") });
     const error = await failureOf(collectStream(provider().stream(request())));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as Error).message).toContain("Rate limit reached");
   });
 
   it("maps 400 context_length_exceeded to ContextOverflowError", async () => {
-    server.reply({ status: 400, json: fixture("responses-error-400-context-length.json") });
+    server().reply({ status: 400, json: fixture("responses-error-400-context-length.json") });
     const error = await failureOf(provider().complete(request()));
     expect(error).toBeInstanceOf(ContextOverflowError);
     expect(error).toMatchObject({ status: 400, provider: "openai" });

@@ -71,3 +71,16 @@ export function parseRetryAfter(headers: Headers | undefined): number | undefine
   return Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
+
+/** Maps a failure that is not an API error (connection refused, timeout, unreadable stream). */
+export function toUnknownProviderError(provider: string, cause: unknown): ProviderError {
+  return toProviderError({
+    provider,
+    status: undefined,
+    apiMessage: undefined,
+    codes: [],
+    headers: undefined,
+    body: undefined,
+    cause,
+  });
+}
