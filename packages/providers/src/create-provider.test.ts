@@ -13,7 +13,7 @@ describe("createProvider", () => {
   it("picks Anthropic from ANTHROPIC_API_KEY with the default model", () => {
     const provider = createProvider({ ANTHROPIC_API_KEY: "test-key" });
     expect(provider).toBeInstanceOf(AnthropicProvider);
-    expect(provider.modelId).toBe("claude-sonnet-4-5");
+    expect(provider.modelId).toBe("claude-sonnet-5-5");
   });
 
   it("honours ANTHROPIC_BASE_URL and REIN_MODEL, sending the key from the given env", async () => {

@@ -3,22 +3,31 @@ import { AnthropicProvider } from "./anthropic/anthropic-provider";
 import { OpenAIProvider, placeholderApiKey } from "./openai/openai-provider";
 import { ProviderConfigError } from "./provider-config-error";
 
-/** Model used by {@link createProvider} for Anthropic when `REIN_MODEL` is unset. */
-export const defaultAnthropicModel = "claude-sonnet-4-5";
+/**
+ * Model used by {@link createProvider} for Anthropic when `REIN_MODEL` is unset.
+ * Not `claude-sonnet-4-5`: SDK 1.14.0 lists it as deprecated (end of life
+ * 2026-11-30) and warns on every request.
+ */
+export const defaultAnthropicModel = "claude-sonnet-5-5";
 
 /** Model used by {@link createProvider} for OpenAI when `REIN_MODEL` is unset. */
 export const defaultOpenAIModel = "gpt-4.1";
 
 /** The environment variables {@link createProvider} reads. */
 export interface ProviderEnvironment {
+  /** Selects {@link AnthropicProvider}. */
   readonly ANTHROPIC_API_KEY?: string;
+  /** Base URL of the Anthropic Messages API (proxies, gateways). */
   readonly ANTHROPIC_BASE_URL?: string;
+  /** Selects {@link OpenAIProvider} when no Anthropic key is set. */
   readonly OPENAI_API_KEY?: string;
+  /** Selects {@link OpenAIProvider} on its own: an OpenAI-compatible server's `/v1` URL. */
   readonly OPENAI_BASE_URL?: string;
   /** Model id for whichever provider is picked. */
   readonly REIN_MODEL?: string;
   /** `"anthropic"` or `"openai"`, when both are configured and the default (Anthropic) is not wanted. */
   readonly REIN_PROVIDER?: string;
+  /** Any other variable (so `process.env` fits); not read. */
   readonly [name: string]: string | undefined;
 }
 

@@ -55,7 +55,7 @@ export interface AnthropicProviderSettings {
  *
  * @example
  * ```ts
- * const provider = new AnthropicProvider("claude-sonnet-4-5", { maxRetries: 4 });
+ * const provider = new AnthropicProvider("claude-sonnet-5-5", { maxRetries: 4 });
  * const response = await provider.complete({ system: "Be brief.", messages, tools: [] });
  * ```
  */
@@ -84,6 +84,12 @@ export class AnthropicProvider implements ModelProvider {
     return this.sdkClient;
   }
 
+  /**
+   * Sends one request and resolves with the whole assistant turn.
+   * @throws a `ProviderError` subclass (`RateLimitError`, `AuthenticationError`,
+   * `OverloadedError`, `ContextOverflowError`) once the SDK's retries are used up,
+   * or the signal's reason when the caller aborted.
+   */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
     try {
       const message = await this.client.messages.create(this.toParams(request), { signal: options.signal });
@@ -94,6 +100,11 @@ export class AnthropicProvider implements ModelProvider {
     }
   }
 
+  /**
+   * Streams one request: text and tool-argument deltas as they arrive, then
+   * the assembled `response`. Fails like {@link complete}, also for errors the
+   * API reports inside the stream.
+   */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     const assembler = new AnthropicStreamAssembler();
     try {

@@ -53,7 +53,7 @@ export interface OpenAIProviderSettings {
   client?: OpenAI;
 }
 
-/** Sent as the key to servers that need none, because the SDK refuses to start without one. */
+/** @internal Sent as the key to servers that need none, because the SDK refuses to start without one. */
 export const placeholderApiKey = "no-api-key";
 
 /**
@@ -102,6 +102,12 @@ export class OpenAIProvider implements ModelProvider {
     return this.sdkClient;
   }
 
+  /**
+   * Sends one request and resolves with the whole assistant turn.
+   * @throws a `ProviderError` subclass (`RateLimitError`, `AuthenticationError`,
+   * `OverloadedError`, `ContextOverflowError`) once the SDK's retries are used up,
+   * or the signal's reason when the caller aborted.
+   */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
     const requestOptions = { signal: options.signal };
     try {
@@ -115,6 +121,11 @@ export class OpenAIProvider implements ModelProvider {
     }
   }
 
+  /**
+   * Streams one request: text and tool-argument deltas as they arrive, then
+   * the assembled `response`. Fails like {@link complete}, also for errors the
+   * API reports inside the stream.
+   */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     let response: ModelResponse;
     try {
