@@ -3,6 +3,7 @@ import type { SessionNodeUpdate, SessionStoreLike, SessionWriteOperation } from 
 import { SessionGraph } from "./session-graph";
 import { SessionNodeNotFoundError } from "./session-errors";
 import { markPending, markSettled } from "./writer-registry";
+import { rememberNodeJson, type NodeJson } from "./node-json";
 
 /** A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing. */
 export interface SessionNodeInput {
@@ -39,15 +40,19 @@ export interface SessionNodeWriterOptions {
   batching?: SessionWriteBatching;
 }
 
-/** A JSON round trip: validates serialisability now and snapshots the value. */
-function snapshot(value: unknown, what: string): unknown {
+/** JSON text of a value (undefined stays undefined); throws a TypeError naming `what` when it is not JSON. */
+function serialise(value: unknown, what: string): string | undefined {
   if (value === undefined) return undefined;
-  let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    return JSON.stringify(value);
   } catch (cause) {
     throw new TypeError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause });
   }
+}
+
+/** A JSON round trip: validates serialisability now and snapshots the value. */
+function snapshot(value: unknown, what: string): unknown {
+  const text = serialise(value, what);
   return text === undefined ? undefined : JSON.parse(text);
 }
 
@@ -138,18 +143,24 @@ export class SessionNodeWriter {
   append(node: SessionNodeInput): SessionNode {
     const knownSeq = this.appended.get(node.id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
+    const json: NodeJson = {
+      input: serialise(node.input, `Session node '${node.id}' input`),
+      output: serialise(node.output, `Session node '${node.id}' output`),
+      metadata: serialise(node.metadata ?? {}, `Session node '${node.id}' metadata`) ?? "{}",
+    };
     const stored: SessionNode = {
       id: node.id,
       seq,
       createdAt: node.createdAt ?? Date.now(),
       role: node.role,
       name: node.name,
-      input: snapshot(node.input, `Session node '${node.id}' input`),
-      output: snapshot(node.output, `Session node '${node.id}' output`),
+      input: json.input === undefined ? undefined : JSON.parse(json.input),
+      output: json.output === undefined ? undefined : JSON.parse(json.output),
       caller: node.caller ?? null,
       predecessor: node.predecessor ?? null,
-      metadata: (snapshot(node.metadata ?? {}, `Session node '${node.id}' metadata`) ?? {}) as Record<string, unknown>,
+      metadata: JSON.parse(json.metadata) as Record<string, unknown>,
     };
+    rememberNodeJson(stored, json);
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
     this.appended.set(node.id, seq);
     this.nextSeq = Math.max(this.nextSeq, seq + 1);

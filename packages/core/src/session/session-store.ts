@@ -27,6 +27,7 @@ import {
 } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS, SESSION_SCHEMA_VERSION } from "./session-schema";
 import { flushPendingWriters } from "./writer-registry";
+import { nodeJsonOf } from "./node-json";
 import { installShutdownFlush } from "./shutdown-flush";
 
 /** Options of {@link SessionStore}. */
@@ -383,23 +384,25 @@ export class SessionStore implements SessionStoreLike {
       if (operation.kind === "append") {
         const node = operation.node;
         const status = node.metadata["status"];
-        const result = insert.run(
+        const json = nodeJsonOf(node);
+        // One array argument: libsql binds it as is, skipping a spread and flat().
+        const result = insert.run([
           sessionId,
           node.id,
           node.seq,
           node.createdAt,
           node.role,
           node.name,
-          encode(node.input),
-          encode(node.output),
+          json === undefined ? encode(node.input) : (json.input ?? null),
+          json === undefined ? encode(node.output) : (json.output ?? null),
           node.caller,
           node.predecessor,
-          JSON.stringify(node.metadata),
+          json?.metadata ?? JSON.stringify(node.metadata),
           typeof status === "string" ? status : null,
           this.ownerHost,
           process.pid,
           this.ownerStore,
-        );
+        ]);
         if (result.changes > 0) {
           lastSeq = Math.max(lastSeq, node.seq);
           if (node.caller === null) headId = node.id;
