@@ -3,4 +3,24 @@
  * ModelProvider interface with its test double.
  * @packageDocumentation
  */
+export { Agent } from "./agent/agent";
+export type { AgentOptions, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort } from "./agent/agent";
+export { agent } from "./agent/agent-function";
+export type { AgentFunctionOptions } from "./agent/agent-function";
+export { method } from "./agent/method-decorator";
+export type { MethodOptions, Expose } from "./agent/method-options";
+export type { ToolApprover } from "./agent/method-tool";
+export { Context, DELETE } from "./context/context";
+export type { ContextOptions, ContextProvider, ContextHistoryFilter, ForSessionOptions } from "./context/context";
+export { Runtime, setDefaultProviderFactory } from "./runtime/runtime";
+export type { RuntimeOptions, ExecRequest } from "./runtime/runtime";
+export type { ExecResult } from "./runtime/model-tool-loop";
+export type { RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
+export { tool } from "./tools/tool";
+export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
+export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
+export { addPreInvocationHook, removePreInvocationHook } from "./scope/hooks";
+export type { PreInvocationHook, InvocationInfo } from "./scope/hooks";
+export * from "./errors";
 export * from "./model";
+export * from "./session";

@@ -1,0 +1,275 @@
+import type { ChainLimits } from "@rein/guard";
+import { Context } from "../context/context";
+import { DecisionError } from "../errors/core-errors";
+import type { ContentBlock } from "../model/content";
+import type { ToolChoice } from "../model/model-provider";
+import { Runtime } from "../runtime/runtime";
+import type { ScopeOwner } from "../scope/enter-scope";
+import type { Tool } from "../tools/tool";
+import { prepareAgentClass, type ClassInfo } from "./class-setup";
+import type { MethodOptions } from "./method-options";
+import { methodTool, type ToolApprover } from "./method-tool";
+
+/** Reasoning effort, for models that take one. */
+export type Effort = "low" | "medium" | "high";
+
+/** A tool, or the name of one of the agent's `tool: true` methods. */
+export type AgentToolEntry = Tool | string;
+
+/** Options of the {@link Agent} constructor; each overrides the class default of the same name. */
+export interface AgentOptions {
+  /** Model id. @default the runtime's, else the provider's */
+  model?: string;
+  effort?: Effort;
+  /** The constant system prefix of the agent's requests. @default "" */
+  instructions?: string;
+  /** The Context the agent's calls bind. @default the caller's, else one of its own */
+  context?: Context;
+  /** Tools offered by `ask`: undefined = all the agent's tool methods, [] = none, or a list. */
+  tools?: readonly AgentToolEntry[];
+  /** @default a shared Runtime using the default provider */
+  runtime?: Runtime;
+  /** Per-method overrides of the tool descriptions and settings. */
+  methodOptions?: Readonly<Record<string, MethodOptions>>;
+  /** A name for logs and specs. @default the class name */
+  name?: string;
+  /** What the agent does. */
+  description?: string;
+  /** Decides tool calls of `requiresApproval` methods; without it they are refused. */
+  approveToolCall?: ToolApprover;
+}
+
+/** Per-call overrides of {@link Agent.ask}. */
+export interface AskOptions {
+  model?: string;
+  effort?: Effort;
+  instructions?: string;
+  tools?: readonly AgentToolEntry[];
+  context?: Context;
+  runtime?: Runtime;
+  toolChoice?: ToolChoice;
+  maxIterations?: number;
+  signal?: AbortSignal;
+}
+
+/** A plain description of an agent, for {@link Agent.fromSpec}. */
+export interface AgentSpec {
+  name?: string;
+  description?: string;
+  instructions?: string;
+  model?: string;
+  effort?: Effort;
+  tools?: readonly AgentToolEntry[];
+}
+
+/** Options of {@link Agent.choose}: ids, or ids with descriptions. */
+export type ChoiceOptions = readonly string[] | Readonly<Record<string, string>> | readonly { id: string; description?: string }[];
+
+const AGENT_OPTIONS = new Set<string>([
+  "model",
+  "effort",
+  "instructions",
+  "context",
+  "tools",
+  "runtime",
+  "methodOptions",
+  "name",
+  "description",
+  "approveToolCall",
+]);
+const ASK_OPTIONS = new Set<string>(["model", "effort", "instructions", "tools", "context", "runtime", "toolChoice", "maxIterations", "signal"]);
+
+let defaultRuntime: Runtime | undefined;
+
+/**
+ * The base class of Rein agents. Every ordinary method of a subclass runs
+ * inside a call scope (guard frame, bound Context, session node); methods
+ * marked `tool: true` in `methodOptions` are offered to the model by `ask`.
+ * Settings resolve class default < constructor option < per-call override.
+ *
+ * @example
+ * ```ts
+ * class Researcher extends Agent {
+ *   static instructions = "Return a short, factual answer.";
+ *   static methodOptions = { research: { tool: true, description: "Answer the prepared question." } };
+ *   prepare(question: string) { return question.trim(); }
+ *   async research(question: string) { return this.ask(this.prepare(question)); }
+ * }
+ * const answer = await new Researcher({ model: "claude-sonnet-4-5" }).research("A question");
+ * ```
+ */
+export class Agent implements ScopeOwner {
+  /** Class default model id. */
+  static model: string | undefined;
+  /** Class default effort. */
+  static effort: Effort | undefined;
+  /** Class default instructions (the system prefix). */
+  static instructions: string | undefined;
+  /** Class default Context. */
+  static context: Context | undefined;
+  /** Class default tools (undefined = all tool methods). */
+  static tools: readonly AgentToolEntry[] | undefined;
+  /** Class default runtime. */
+  static runtime: Runtime | undefined;
+  /** Per-method options: `{ methodName: { tool, description, parameters, … } }`. */
+  static methodOptions: Readonly<Record<string, MethodOptions>> | undefined;
+
+  readonly #options: AgentOptions;
+  readonly #classInfo: ClassInfo;
+  #ownContext: Context | undefined;
+  #tools: Map<string, Tool> | undefined;
+  /** @internal guard limits of this agent's runtime, read on every scoped call. */
+  readonly scopeLimits: ChainLimits | undefined;
+
+  constructor(options: AgentOptions = {}) {
+    const unknown = Object.keys(options).filter((key) => !AGENT_OPTIONS.has(key));
+    if (unknown.length > 0) throw new TypeError(`Unsupported Agent options: ${unknown.join(", ")}`);
+    this.#classInfo = prepareAgentClass(new.target, Agent);
+    if (options.methodOptions !== undefined) {
+      for (const name of Object.keys(options.methodOptions)) {
+        if (!this.#classInfo.methods.has(name)) {
+          throw new TypeError(`Invalid methodOptions for ${new.target.name}.${name}: ${new.target.name} has no method named '${name}'`);
+        }
+      }
+    }
+    this.#options = options;
+    this.#ownContext = options.context ?? classDefault<Context>(this, "context");
+    this.scopeLimits = (options.runtime ?? classDefault<Runtime>(this, "runtime"))?.limits;
+  }
+
+  /** Builds an agent from a plain spec (e.g. loaded from JSON), with overrides on top. */
+  static fromSpec<T extends Agent>(this: new (options?: AgentOptions) => T, spec: AgentSpec, overrides: AgentOptions = {}): T {
+    if (typeof spec !== "object" || spec === null) throw new TypeError("Agent.fromSpec expects a spec object");
+    return new this({ ...spec, ...overrides });
+  }
+
+  /** The agent's name (option, else class name). */
+  get name(): string {
+    return this.#options.name ?? this.constructor.name;
+  }
+
+  /** The runtime the agent's requests go through. */
+  get runtime(): Runtime {
+    return this.#options.runtime ?? classDefault<Runtime>(this, "runtime") ?? (defaultRuntime ??= new Runtime());
+  }
+
+  /** The Context the agent's calls bind when called from outside any call. */
+  get context(): Context {
+    return (this.#ownContext ??= new Context());
+  }
+
+  /** @internal see {@link ScopeOwner} */
+  contextFor(callerContext: Context | undefined): Context {
+    const own = this.#options.context ?? classDefault<Context>(this, "context");
+    return own ?? callerContext ?? this.context;
+  }
+
+  /**
+   * Runs one model-tool loop with this agent's settings and resolves with
+   * the final answer's text. Inside a running call it joins that call's
+   * execution; otherwise it starts a standalone one and releases it after.
+   */
+  async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<string> {
+    checkOverrides(overrides);
+    const runtime = overrides.runtime ?? this.runtime;
+    const result = await runtime.exec({
+      content: prompt,
+      system: overrides.instructions ?? this.#setting<string>("instructions") ?? "",
+      tools: this.#resolveTools(overrides.tools ?? this.#setting<readonly AgentToolEntry[]>("tools")),
+      toolChoice: overrides.toolChoice,
+      maxIterations: overrides.maxIterations,
+      signal: overrides.signal,
+      model: overrides.model ?? this.#setting<string>("model"),
+      effort: overrides.effort ?? this.#setting<Effort>("effort"),
+      context: overrides.context,
+    });
+    return result.text;
+  }
+
+  /**
+   * Makes one decision: asks the model to pick one of `options` and
+   * resolves with the chosen id. Invalid options are rejected before any
+   * request; an answer that is not an option throws {@link DecisionError}.
+   */
+  async choose(prompt: string, options: ChoiceOptions, overrides: Omit<AskOptions, "tools" | "toolChoice"> = {}): Promise<string> {
+    const choices = normaliseChoices(options);
+    const listing = choices.map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`)).join("\n");
+    const answer = await this.ask(
+      `${prompt}\n\nChoose exactly one of these options and answer with its id only, nothing else:\n${listing}`,
+      { ...overrides, tools: [], maxIterations: 1 },
+    );
+    const cleaned = answer.trim().replace(/^[`"'*\s]+|[`"'*.\s]+$/g, "");
+    const ids = choices.map((choice) => choice.id);
+    const exact = ids.find((id) => id === cleaned) ?? ids.find((id) => id.toLowerCase() === cleaned.toLowerCase());
+    if (exact === undefined) throw new DecisionError(answer.trim(), ids);
+    return exact;
+  }
+
+  /** The agent's `tool: true` methods as tools bound to this instance. */
+  asTools(): Tool[] {
+    return [...this.#toolMap().values()];
+  }
+
+  #toolMap(): Map<string, Tool> {
+    if (this.#tools !== undefined) return this.#tools;
+    const tools = new Map<string, Tool>();
+    const overrides = this.#options.methodOptions ?? {};
+    for (const method of this.#classInfo.methods.values()) {
+      const override = overrides[method.name];
+      const options = override === undefined ? method.options : { ...method.options, ...override };
+      if (!options.tool || method.tool === undefined) continue;
+      tools.set(method.name, methodTool(this, { ...method, options }, this.#options.approveToolCall));
+    }
+    return (this.#tools = tools);
+  }
+
+  #resolveTools(entries: readonly AgentToolEntry[] | undefined): Tool[] {
+    if (entries === undefined) return this.asTools();
+    const own = this.#toolMap();
+    return entries.map((entry) => {
+      if (typeof entry !== "string") return entry;
+      const tool = own.get(entry);
+      if (tool === undefined) {
+        throw new TypeError(
+          `${this.name} has no tool method named '${entry}' (its tool methods: ${[...own.keys()].join(", ") || "none"})`,
+        );
+      }
+      return tool;
+    });
+  }
+
+  #setting<T>(name: keyof AgentOptions & keyof typeof Agent): T | undefined {
+    const value = this.#options[name];
+    return (value !== undefined ? value : classDefault<T>(this, name)) as T | undefined;
+  }
+}
+
+function classDefault<T>(agent: Agent, name: string): T | undefined {
+  return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
+}
+
+function checkOverrides(overrides: AskOptions): void {
+  const unknown = Object.keys(overrides).filter((key) => !ASK_OPTIONS.has(key));
+  if (unknown.length > 0) throw new TypeError(`Unsupported ask options: ${unknown.join(", ")}`);
+}
+
+function normaliseChoices(options: ChoiceOptions): { id: string; description?: string }[] {
+  let choices: { id: string; description?: string }[];
+  if (Array.isArray(options)) {
+    choices = (options as readonly (string | { id: string; description?: string })[]).map((option) =>
+      typeof option === "string" ? { id: option } : option,
+    );
+  } else if (typeof options === "object" && options !== null) {
+    choices = Object.entries(options as Record<string, string>).map(([id, description]) => ({ id, description }));
+  } else {
+    throw new TypeError("choose() expects options as an array of ids, an array of { id, description }, or { id: description }");
+  }
+  if (choices.length === 0) throw new TypeError("choose() needs at least one option");
+  const seen = new Set<string>();
+  for (const choice of choices) {
+    if (typeof choice?.id !== "string" || choice.id.trim() === "") throw new TypeError("choose() option ids must be non-empty strings");
+    if (seen.has(choice.id)) throw new TypeError(`choose() option '${choice.id}' appears twice`);
+    seen.add(choice.id);
+  }
+  return choices;
+}

@@ -1,0 +1,52 @@
+import type { Tool } from "../tools/tool";
+import { validateArguments } from "../tools/tool";
+import type { MethodInfo } from "./class-setup";
+
+/** Decides whether a tool call of a `requiresApproval` method may run. */
+export type ToolApprover = (call: { readonly toolName: string; readonly args: unknown }) => boolean | Promise<boolean>;
+
+/**
+ * The tool for a `tool: true` method of `instance`. Calling it validates
+ * the arguments, then calls the method through the instance, so the call is
+ * scoped exactly like a direct call (recursion ceiling included).
+ */
+export function methodTool(instance: object, method: MethodInfo, approve: ToolApprover | undefined): Tool {
+  const toolInfo = method.tool;
+  if (toolInfo === undefined) throw new TypeError(`${method.className}.${method.name} is not a tool method`);
+  const { options } = method;
+  const name = method.name;
+  return {
+    spec: {
+      name,
+      description: options.description ?? `Calls ${method.className}.${name}.`,
+      parameters: toolInfo.schema.jsonSchema,
+    },
+    poll: options.poll ?? false,
+    maxResultChars: options.maxResultChars,
+    async execute(args) {
+      const value = (await validateArguments(name, toolInfo.schema, args)) as Record<string, unknown>;
+      if (options.requiresApproval) {
+        const approved = approve !== undefined && (await approve({ toolName: name, args: value }));
+        if (!approved) {
+          throw new Error(
+            `calling '${name}' requires approval and it was not approved` +
+              (approve === undefined ? " (no approveToolCall was configured on the agent)" : ""),
+          );
+        }
+      }
+      const positional = toolInfo.positional;
+      const callArgs = positional === undefined ? [value] : positional.map((parameter) => value[parameter]);
+      const target = (instance as Record<string, (...a: unknown[]) => unknown>)[name];
+      if (options.timeout === undefined) return target.apply(instance, callArgs);
+      return withTimeout(Promise.resolve(target.apply(instance, callArgs)), options.timeout, name);
+    },
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, milliseconds: number, name: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`'${name}' timed out after ${milliseconds} ms (methodOptions.timeout)`)), milliseconds);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

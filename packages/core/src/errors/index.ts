@@ -1,0 +1,10 @@
+export {
+  CancelledError,
+  DecisionError,
+  MaxIterationsExceededError,
+  MaxStepsExceededError,
+  ContextProviderError,
+  MissingProviderError,
+  ToolArgumentsError,
+  ContextHeadError,
+} from "./core-errors";

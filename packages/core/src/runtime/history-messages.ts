@@ -1,0 +1,106 @@
+import type { ContentBlock, Message } from "../model/content";
+import type { Context } from "../context/context";
+import { selectHistory, type HistoryFilter } from "../session/history";
+import type { SessionNode } from "../session/session-node";
+import type { SessionNodeWriter } from "../session/session-node-writer";
+
+/** Where in the session graph the next request is made. */
+export interface HistoryPosition {
+  /** The call the request is made in (null: top level). */
+  readonly callId: string | null;
+  /** The last node written in that call (null: nothing yet). */
+  readonly tail: string | null;
+}
+
+/**
+ * The conversation a model request continues, rendered from the session
+ * graph: llm nodes become user/assistant turns, completed code nodes that
+ * were not tool calls become short notes. The result always alternates
+ * roles correctly and never ends in an unanswered tool call.
+ */
+export function historyMessages(writer: SessionNodeWriter, context: Context, position: HistoryPosition): Message[] {
+  const contextFilter = context.historyFilter;
+  if (contextFilter === false) return [];
+  const headId = position.tail ?? position.callId;
+  if (headId === null) return [];
+  const filter: HistoryFilter =
+    typeof contextFilter === "function" ? (node: SessionNode) => contextFilter(node, context) : contextFilter;
+  const nodes = selectHistory(writer.load(), { headId, currentCallId: position.callId, filter });
+  return normalise(render(nodes));
+}
+
+function render(nodes: readonly SessionNode[]): Message[] {
+  const messages: Message[] = [];
+  for (const node of nodes) {
+    const status = node.metadata["status"];
+    if (node.role === "llm") {
+      if (status !== "completed") continue;
+      const input = contentOf(node.input);
+      const output = contentOf(node.output);
+      if (input.length > 0) messages.push({ role: "user", content: input });
+      if (output.length > 0) messages.push({ role: "assistant", content: output });
+    } else if (node.role === "code") {
+      if (status === "running" || node.metadata["toolCallId"] !== undefined) continue;
+      const outcome = status === "completed" ? `returned ${JSON.stringify(node.output)}` : `ended ${String(status)}`;
+      messages.push({
+        role: "user",
+        content: [{ type: "text", text: `[earlier call] ${node.name}(${argsText(node.input)}) ${outcome}` }],
+      });
+    } else if (node.role === "user") {
+      const content = contentOf(node.input);
+      if (content.length > 0) messages.push({ role: "user", content });
+    }
+  }
+  return messages;
+}
+
+function contentOf(value: unknown): ContentBlock[] {
+  if (typeof value === "string") return value === "" ? [] : [{ type: "text", text: value }];
+  if (typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content)) {
+    return (value as { content: ContentBlock[] }).content;
+  }
+  return [];
+}
+
+function argsText(input: unknown): string {
+  if (!Array.isArray(input)) return "";
+  return input.map((arg) => JSON.stringify(arg)).join(", ");
+}
+
+/**
+ * Merges consecutive turns of one role, drops tool calls without results
+ * (and results without calls), and removes an unanswered exchange at the
+ * end, so any provider accepts the history.
+ */
+export function normalise(messages: readonly Message[]): Message[] {
+  const merged: { role: Message["role"]; content: ContentBlock[] }[] = [];
+  for (const message of messages) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && last.role === message.role) last.content.push(...message.content);
+    else merged.push({ role: message.role, content: [...message.content] });
+  }
+  for (let i = 0; i < merged.length; i++) {
+    const message = merged[i];
+    if (message.role !== "assistant") continue;
+    const next = merged[i + 1];
+    const answered = new Set(
+      next?.content.flatMap((block) => (block.type === "tool_result" ? [block.toolUseId] : [])) ?? [],
+    );
+    const asked = new Set(message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])));
+    message.content = message.content.filter((block) => block.type !== "tool_use" || answered.has(block.id));
+    if (next !== undefined) {
+      next.content = next.content.filter((block) => block.type !== "tool_result" || asked.has(block.toolUseId));
+    }
+  }
+  // A user turn may only carry results answering the assistant turn just before it.
+  if (merged[0]?.role === "user") {
+    merged[0].content = merged[0].content.filter((block) => block.type !== "tool_result");
+  }
+  return merged.filter((message) => message.content.length > 0).reduce<Message[]>((out, message) => {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.role === message.role) {
+      out[out.length - 1] = { role: last.role, content: [...last.content, ...message.content] };
+    } else out.push(message);
+    return out;
+  }, []);
+}

@@ -1,0 +1,185 @@
+import * as guard from "@rein/guard";
+import { currentChain, depthOf, deniedTools, MAX_AGENTIC_RECURSION_DEPTH, situationalPrefix } from "@rein/guard";
+import { Context } from "../context/context";
+import { MaxIterationsExceededError } from "../errors/core-errors";
+import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
+import type { ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
+import { currentScope, newNodeId, type CallScope } from "../scope/call-scope";
+import { topLevelPredecessor } from "../scope/enter-scope";
+import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { Tool } from "../tools/tool";
+import { Execution } from "./execution";
+import { historyMessages } from "./history-messages";
+import type { ExecRequest, Runtime } from "./runtime";
+import { runToolCall } from "./tool-call-runner";
+
+const withFrameData = guard.withFrameData;
+
+/** What one model-tool loop resolves with. */
+export interface ExecResult {
+  /** The final answer's text. */
+  readonly text: string;
+  /** The final assistant turn. */
+  readonly content: readonly ContentBlock[];
+  readonly stopReason: StopReason;
+  /** Tokens used by this loop's requests (not its nested runs'). */
+  readonly usage: Usage;
+  /** Model requests made by this loop. */
+  readonly requests: number;
+}
+
+/** Runs one loop; see {@link Runtime.exec}. */
+export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promise<ExecResult> {
+  const scope = currentScope();
+  const execution = scope?.execution ?? new Execution(runtime.maxSteps, runtime.logger, runtime.onEvent);
+  const context = request.context ?? scope?.context ?? new Context();
+  const writer = request.context === undefined && scope !== undefined ? scope.writer : context.store;
+  const linked = scope !== undefined && scope.writer === writer && scope.nodeId !== undefined;
+  const owner: CallScope = linked
+    ? scope
+    : {
+        context,
+        execution,
+        fn: scope?.fn,
+        writer,
+        nodeId: undefined,
+        tail: writer === undefined ? null : topLevelPredecessor(writer, context),
+        toolCall: undefined,
+      };
+  const loopScope: CallScope = owner.execution === execution && owner.context === context ? owner : { ...owner, context, execution };
+  return withFrameData(loopScope, loop, runtime, request, execution, owner, context, writer);
+}
+
+async function loop(
+  runtime: Runtime,
+  request: ExecRequest,
+  execution: Execution,
+  owner: CallScope,
+  context: Context,
+  writer: SessionNodeWriter | undefined,
+): Promise<ExecResult> {
+  const provider = runtime.provider;
+  const model = request.model ?? runtime.model ?? provider.modelId;
+  const maxIterations = request.maxIterations ?? runtime.maxIterations;
+  const tools = toolMap(request.tools ?? []);
+  const denied = deniedTools();
+  const specs = [...tools.values()].filter((tool) => !denied.includes(tool.spec.name)).map((tool) => tool.spec);
+  const system = request.system ?? "";
+  const signal = request.signal;
+  const fn = owner.fn;
+
+  const history = writer === undefined ? [] : historyMessages(writer, context, { callId: owner.nodeId ?? null, tail: owner.tail });
+  const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
+  const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
+  const opening: ContentBlock[] = [];
+  if (fn !== undefined) opening.push(textBlock(situationalPrefix(fn.name, fn.doc, situation(runtime))));
+  opening.push(...(await context.render()), ...carried, ...content);
+  const messages: Message[] = [...history, { role: "user", content: opening }];
+
+  let recordedInput: readonly ContentBlock[] = content;
+  let toolChoice: ToolChoice | undefined = request.toolChoice;
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  for (let iteration = 1; iteration <= maxIterations; iteration++) {
+    if (execution.abortError !== undefined) throw execution.abortError;
+    signal?.throwIfAborted();
+    const step = execution.step();
+    const llmId = writer === undefined ? undefined : appendLlmNode(writer, owner, model, recordedInput);
+    execution.emit({ type: "model-request", step, model, functionName: fn?.name });
+    let response: ModelResponse;
+    try {
+      response = await provider.complete(
+        { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort },
+        { signal },
+      );
+    } catch (error) {
+      if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, undefined, error);
+      throw error;
+    }
+    if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, response, undefined);
+    execution.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+    usage = addUsage(usage, response.usage);
+    messages.push({ role: "assistant", content: response.content });
+
+    const calls = response.content.filter((block) => block.type === "tool_use");
+    if (calls.length === 0) {
+      return { text: textOf(response.content), content: response.content, stopReason: response.stopReason, usage, requests: iteration };
+    }
+    // A forced choice applies to the first request only, or the model could never finish.
+    if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
+    const results: ToolResultBlock[] = [];
+    for (const call of calls) {
+      results.push(await runToolCall(call, { execution, owner, requestedBy: llmId ?? null, tools, signal }));
+    }
+    // Tool results must lead the user turn; per-request provider values follow them.
+    messages.push({ role: "user", content: [...results, ...(await context.render({ includeStatic: false }))] });
+    recordedInput = results;
+  }
+  throw new MaxIterationsExceededError(maxIterations);
+}
+
+function situation(runtime: Runtime): { callPath: string[]; position?: string } {
+  const chain = currentChain();
+  const innermost = chain[chain.length - 1];
+  if (innermost === undefined) return { callPath: [] };
+  const limit = runtime.limits?.recursionLimit ?? MAX_AGENTIC_RECURSION_DEPTH;
+  return {
+    callPath: chain.map((frame) => frame.name),
+    position: `nesting depth ${depthOf(innermost.key)} of at most ${limit} for ${innermost.name}`,
+  };
+}
+
+function toolMap(tools: readonly Tool[]): Map<string, Tool> {
+  const map = new Map<string, Tool>();
+  for (const tool of tools) {
+    if (map.has(tool.spec.name)) {
+      throw new TypeError(`Two tools are named '${tool.spec.name}'; tool names must be unique within one request`);
+    }
+    map.set(tool.spec.name, tool);
+  }
+  return map;
+}
+
+function appendLlmNode(writer: SessionNodeWriter, owner: CallScope, model: string, input: readonly ContentBlock[]): string {
+  const id = newNodeId();
+  writer.append({
+    id,
+    role: "llm",
+    name: model,
+    input: { content: input },
+    caller: owner.nodeId ?? null,
+    predecessor: owner.tail,
+    metadata: { status: "running", model },
+  });
+  owner.tail = id;
+  return id;
+}
+
+function finishLlmNode(
+  writer: SessionNodeWriter,
+  execution: Execution,
+  id: string,
+  model: string,
+  response: ModelResponse | undefined,
+  error: unknown,
+): void {
+  if (response !== undefined) {
+    writer.update(id, {
+      output: { content: response.content },
+      metadata: { status: "completed", usage: response.usage, stopReason: response.stopReason, model: response.model ?? model },
+    });
+  } else {
+    writer.update(id, { metadata: { status: "error", error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) } });
+  }
+  // Nothing acknowledged to the user may be lost: commit at the end of every model request.
+  writer.flush();
+  execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status: response !== undefined ? "completed" : "error" });
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0),
+    cacheCreationInputTokens: (a.cacheCreationInputTokens ?? 0) + (b.cacheCreationInputTokens ?? 0),
+  };
+}
