@@ -8,6 +8,10 @@ import { SessionNodeNotFoundError } from "./session-errors";
  * the current call, `false` sends no history, and a callback keeps the
  * nodes it returns true for.
  * @default "dag"
+ * @example
+ * ```ts
+ * const onlyCode: HistoryFilter = (node) => node.role === "code";
+ * ```
  */
 export type HistoryFilter = "dag" | "current_call" | false | ((node: SessionNode) => boolean);
 
@@ -15,6 +19,10 @@ export type HistoryFilter = "dag" | "current_call" | false | ((node: SessionNode
  * How far history reaches, read from the current call's
  * `metadata.renderRange` unless given to {@link selectHistory}.
  * A missing field means unlimited.
+ * @example
+ * ```ts
+ * writer.append({ id, role: "code", name, metadata: { status: "running", renderRange: { callers: 0, subcalls: 1 } } });
+ * ```
  */
 export interface RenderRange {
   /**
@@ -32,7 +40,13 @@ export interface RenderRange {
   subcalls?: number;
 }
 
-/** Options of {@link selectHistory}. */
+/**
+ * Options of {@link selectHistory}.
+ * @example
+ * ```ts
+ * selectHistory(graph, { headId: "l3", currentCallId: "c2", filter: "current_call" });
+ * ```
+ */
 export interface SelectHistoryOptions {
   /**
    * The last node of the current scope (or the current call node itself,

@@ -98,6 +98,7 @@ export class SessionGraph {
     return this.byId.get(id);
   }
 
+  /** True when a node with this id is in the graph. */
   has(id: string): boolean {
     return this.byId.has(id);
   }

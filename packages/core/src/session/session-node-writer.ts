@@ -5,7 +5,13 @@ import { SessionNodeNotFoundError } from "./session-errors";
 import { markPending, markSettled } from "./writer-registry";
 import { rememberNodeJson, type NodeJson } from "./node-json";
 
-/** A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing. */
+/**
+ * A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing.
+ * @example
+ * ```ts
+ * const input: SessionNodeInput = { id: "l1", role: "llm", name: "model-a", caller: "c1", output: blocks };
+ * ```
+ */
 export interface SessionNodeInput {
   id: string;
   role: SessionNodeRole;
@@ -34,7 +40,13 @@ export interface SessionNodeInput {
  */
 export type SessionWriteBatching = "tick" | "manual" | "none";
 
-/** Options of {@link SessionNodeWriter}. */
+/**
+ * Options of {@link SessionNodeWriter}.
+ * @example
+ * ```ts
+ * new SessionNodeWriter(store, "s1", { batching: "manual" });
+ * ```
+ */
 export interface SessionNodeWriterOptions {
   /** @default "tick" */
   batching?: SessionWriteBatching;

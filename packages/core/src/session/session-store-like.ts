@@ -1,6 +1,12 @@
 import type { SessionNode } from "./session-node";
 
-/** Options of {@link SessionStoreLike.createSession}. */
+/**
+ * Options of {@link SessionStoreLike.createSession}.
+ * @example
+ * ```ts
+ * store.createSession("s1", { agentId: "Researcher", title: "Find sources" });
+ * ```
+ */
 export interface SessionCreateOptions {
   /** The agent the session belongs to (class name or a user id). @default null */
   agentId?: string | null;
@@ -8,7 +14,13 @@ export interface SessionCreateOptions {
   title?: string | null;
 }
 
-/** A session as a store reports it. */
+/**
+ * A session as a store reports it.
+ * @example
+ * ```ts
+ * const { headId, nodeCount } = store.getSession("s1");
+ * ```
+ */
 export interface SessionInfo {
   readonly id: string;
   readonly agentId: string | null;
@@ -30,6 +42,10 @@ export interface SessionInfo {
  * node names as its `predecessor`, i.e. a leaf of the top-level
  * conversation spine. Two calls started from the same head make two
  * branches.
+ * @example
+ * ```ts
+ * const current = store.listBranches("s1").find((branch) => branch.isHead);
+ * ```
  */
 export interface SessionBranch {
   /** The leaf node; pass it to `setHead` to continue this branch. */
@@ -45,7 +61,13 @@ export interface SessionBranch {
 /** Output formats of {@link SessionStoreLike.exportGraph}. */
 export type SessionGraphFormat = "json" | "mermaid" | "dot";
 
-/** Options of {@link SessionStoreLike.exportGraph}. */
+/**
+ * Options of {@link SessionStoreLike.exportGraph}.
+ * @example
+ * ```ts
+ * store.exportGraph("s1", { format: "mermaid" });
+ * ```
+ */
 export interface ExportGraphOptions {
   /** @default "json" */
   format?: SessionGraphFormat;
@@ -55,6 +77,10 @@ export interface ExportGraphOptions {
  * Fields a {@link SessionNodeUpdate} may change. `metadata` is merged
  * shallowly into the stored metadata (a key set to `undefined` is removed);
  * the other fields replace the stored value.
+ * @example
+ * ```ts
+ * writer.update("c1", { output: "done", metadata: { status: "completed" } });
+ * ```
  */
 export interface SessionNodeUpdate {
   name?: string;
@@ -63,7 +89,13 @@ export interface SessionNodeUpdate {
   metadata?: Readonly<Record<string, unknown>>;
 }
 
-/** One queued write, as a {@link SessionNodeWriter} hands it to a store. */
+/**
+ * One queued write, as a {@link SessionNodeWriter} hands it to a store.
+ * @example
+ * ```ts
+ * store.commit("s1", [{ kind: "update", id: "c1", fields: { metadata: { status: "completed" } } }]);
+ * ```
+ */
 export type SessionWriteOperation =
   | { readonly kind: "append"; readonly node: SessionNode }
   | { readonly kind: "update"; readonly id: string; readonly fields: SessionNodeUpdate };
@@ -74,6 +106,13 @@ export type SessionWriteOperation =
  *
  * Head rule: appending a top-level node (`caller === null`) makes it the
  * session head; `setHead` moves the head explicitly (to branch).
+ *
+ * @example
+ * ```ts
+ * function openStore(test: boolean): SessionStoreLike {
+ *   return test ? new InMemorySessionStore() : new SessionStore();
+ * }
+ * ```
  */
 export interface SessionStoreLike {
   /** The database file, `":memory:"`, or `"in-memory store"`; used in error messages. */
@@ -82,6 +121,7 @@ export interface SessionStoreLike {
   createSession(id: string, options?: SessionCreateOptions): SessionInfo;
   /** Throws {@link SessionNotFoundError} when the id is unknown. */
   getSession(id: string): SessionInfo;
+  /** True when the session exists. */
   hasSession(id: string): boolean;
   /** Every session, most recently updated first. */
   listSessions(): SessionInfo[];
@@ -97,6 +137,7 @@ export interface SessionStoreLike {
   exportGraph(sessionId: string, options?: ExportGraphOptions): string;
   /** Every committed node of the session in `seq` order. */
   readNodes(sessionId: string): SessionNode[];
+  /** True when the session holds a committed node with this id. */
   hasNode(sessionId: string, nodeId: string): boolean;
   /**
    * Applies the operations in one transaction: appends are idempotent on id

@@ -30,7 +30,14 @@ import { flushPendingWriters } from "./writer-registry";
 import { nodeJsonOf } from "./node-json";
 import { installShutdownFlush } from "./shutdown-flush";
 
-/** Options of {@link SessionStore}. */
+/**
+ * Options of {@link SessionStore}.
+ * @example
+ * ```ts
+ * new SessionStore({ path: ":memory:" });
+ * new SessionStore({ path: "runs/sessions.db", shutdownFlush: false });
+ * ```
+ */
 export interface SessionStoreOptions {
   /**
    * The database file (its directory is created), or `":memory:"`.
