@@ -5,14 +5,7 @@ import {
 } from "./loop-detection-config";
 import type { LoopDetection, LoopDetectionResult, LoopDetectorKind, LoopLevel } from "./loop-detection-result";
 import * as messages from "./loop-messages";
-import {
-  churnStreak,
-  noProgressStreak,
-  patternCount,
-  pingPongStreak,
-  repeatedErrorStreak,
-  unknownToolStreak,
-} from "./loop-streaks";
+import { churnStreak, measureWindow, pingPongStreak } from "./loop-streaks";
 import { hashOutcome, hashToolCall } from "./stable-hash";
 import type { ToolCallRecord } from "./tool-call-record";
 import { UnknownToolError } from "./unknown-tool-error";
@@ -109,6 +102,7 @@ export class ToolLoopDetector {
   private lastParams: unknown = NOT_STUCK;
   private lastToolName = "";
   private lastArgsHash = "";
+  private lastRunKey: string | undefined;
 
   /** @param config partial settings, resolved with {@link resolveLoopDetectionConfig} (detection is off unless `enabled: true`). */
   constructor(config: LoopDetectionOptions = {}) {
@@ -206,14 +200,7 @@ export class ToolLoopDetector {
     const argsHash = this.argsHashOf(toolName, params);
     const poll = options.poll === true || this.pollTools.has(toolName);
 
-    let warning: LoopDetection | undefined;
-    for (const check of this.checks(records, toolName, argsHash, poll)) {
-      const verdict = check();
-      if (verdict === undefined) continue;
-      if (verdict.level === "critical") return verdict;
-      warning ??= verdict;
-    }
-    return warning ?? NOT_STUCK;
+    return this.firstVerdict(records, toolName, argsHash, poll);
   }
 
   /**
@@ -254,84 +241,79 @@ export class ToolLoopDetector {
     this.runs.clear();
   }
 
-  private *checks(
+  /**
+   * Runs the detectors in order and returns the first critical verdict, else
+   * the first warning. Straight-line on purpose: it runs before every tool
+   * call, and the measurements are shared between detectors.
+   */
+  private firstVerdict(
     records: readonly ToolCallRecord[],
     toolName: string,
     argsHash: string,
     poll: boolean,
-  ): Generator<() => LoopDetection | undefined> {
+  ): LoopDetectionResult {
     const { config } = this;
     const { detectors } = config;
-    const verdict = (
-      level: LoopLevel,
-      detector: LoopDetectorKind,
-      count: number,
-      message: string,
-      warningKey: string,
-      pairedToolName?: string,
-    ): LoopDetection =>
-      pairedToolName === undefined
-        ? { stuck: true, level, detector, count, toolName, message, warningKey }
-        : { stuck: true, level, detector, count, toolName, pairedToolName, message, warningKey };
+    let warning: LoopDetection | undefined;
 
-    yield () => {
-      const streak = unknownToolStreak(records, toolName);
-      if (streak.count < config.unknownToolThreshold) return undefined;
-      const name = streak.unknownToolName ?? toolName;
-      return verdict("critical", "unknown_tool_repeat", streak.count, messages.unknownToolMessage(name, streak.count), `unknown_tool_repeat:${toolName}:${name}`);
-    };
+    const measures = measureWindow(records, toolName, argsHash);
+    const unknownCount = measures.unknownToolCount;
+    if (unknownCount >= config.unknownToolThreshold) {
+      const name = measures.unknownToolName ?? toolName;
+      return verdict("critical", "unknown_tool_repeat", toolName, unknownCount, messages.unknownToolMessage(name, unknownCount), `unknown_tool_repeat:${toolName}:${name}`);
+    }
 
-    const noProgress = noProgressStreak(records, argsHash);
-    const outcomeKey = `${argsHash}:${noProgress.resultHash ?? "none"}`;
-    yield () =>
-      noProgress.count >= config.globalCircuitBreakerThreshold
-        ? verdict("critical", "global_circuit_breaker", noProgress.count, messages.circuitBreakerMessage(toolName, noProgress.count), `global_circuit_breaker:${outcomeKey}`)
-        : undefined;
+    const noProgress = measures.noProgressCount;
+    const outcomeKey = `${argsHash}:${measures.noProgressResultHash ?? "none"}`;
+    if (noProgress >= config.globalCircuitBreakerThreshold) {
+      return verdict("critical", "global_circuit_breaker", toolName, noProgress, messages.circuitBreakerMessage(toolName, noProgress), `global_circuit_breaker:${outcomeKey}`);
+    }
 
     if (poll && detectors.knownPollNoProgress) {
-      yield () => {
-        const level = levelOf(noProgress.count, config);
-        if (level === undefined) return undefined;
-        return verdict(level, "known_poll_no_progress", noProgress.count, messages.pollMessage(level, toolName, noProgress.count), `known_poll_no_progress:${outcomeKey}`);
-      };
+      const level = levelOf(noProgress, config);
+      if (level !== undefined) {
+        const found = verdict(level, "known_poll_no_progress", toolName, noProgress, messages.pollMessage(level, toolName, noProgress), `known_poll_no_progress:${outcomeKey}`);
+        if (level === "critical") return found;
+        warning = found;
+      }
     }
 
     if (detectors.pingPong) {
-      yield () => {
-        const streak = pingPongStreak(records, argsHash);
-        if (streak.count < config.warningThreshold || streak.pairedToolName === undefined) return undefined;
+      const streak = pingPongStreak(records, argsHash);
+      if (streak.count >= config.warningThreshold && streak.pairedToolName !== undefined) {
         const level: LoopLevel = streak.count >= config.criticalThreshold && streak.stableOutcomes ? "critical" : "warning";
         const pair = [argsHash, streak.pairedArgsHash].sort().join("|");
-        return verdict(level, "ping_pong", streak.count, messages.pingPongMessage(level, toolName, streak.pairedToolName, streak.count), `ping_pong:${pair}`, streak.pairedToolName);
-      };
+        const found = verdict(level, "ping_pong", toolName, streak.count, messages.pingPongMessage(level, toolName, streak.pairedToolName, streak.count), `ping_pong:${pair}`, streak.pairedToolName);
+        if (level === "critical") return found;
+        warning ??= found;
+      }
     }
 
     if (!poll && detectors.genericRepeat) {
-      yield () => {
-        if (noProgress.count >= config.criticalThreshold) {
-          return verdict("critical", "generic_repeat", noProgress.count, messages.genericRepeatMessage("critical", toolName, noProgress.count), `generic_repeat:${outcomeKey}`);
-        }
-        const count = patternCount(records, argsHash);
-        if (count < config.warningThreshold) return undefined;
-        return verdict("warning", "generic_repeat", count, messages.genericRepeatMessage("warning", toolName, count), `generic_repeat:${argsHash}`);
-      };
+      if (noProgress >= config.criticalThreshold) {
+        return verdict("critical", "generic_repeat", toolName, noProgress, messages.genericRepeatMessage("critical", toolName, noProgress), `generic_repeat:${outcomeKey}`);
+      }
+      const count = warning === undefined ? measures.patternCount : 0;
+      if (count >= config.warningThreshold) {
+        warning = verdict("warning", "generic_repeat", toolName, count, messages.genericRepeatMessage("warning", toolName, count), `generic_repeat:${argsHash}`);
+      }
     }
 
-    if (detectors.argumentChurn) {
-      yield () => {
-        const streak = churnStreak(records, argsHash);
-        if (streak.count < config.globalCircuitBreakerThreshold) return undefined;
-        return verdict("critical", "argument_churn", streak.count, messages.argumentChurnMessage(toolName, streak.patterns, streak.count), `argument_churn:${toolName}`);
-      };
+    if (detectors.argumentChurn && records.length >= config.globalCircuitBreakerThreshold) {
+      const streak = churnStreak(records, argsHash);
+      if (streak.count >= config.globalCircuitBreakerThreshold) {
+        return verdict("critical", "argument_churn", toolName, streak.count, messages.argumentChurnMessage(toolName, streak.patterns, streak.count), `argument_churn:${toolName}`);
+      }
     }
 
     if (detectors.repeatedError) {
-      yield () => {
-        const count = repeatedErrorStreak(records, toolName);
-        if (count < config.criticalThreshold) return undefined;
-        return verdict("critical", "repeated_error", count, messages.repeatedErrorMessage(toolName, count), `repeated_error:${toolName}`);
-      };
+      const count = measures.repeatedErrorCount;
+      if (count >= config.criticalThreshold) {
+        return verdict("critical", "repeated_error", toolName, count, messages.repeatedErrorMessage(toolName, count), `repeated_error:${toolName}`);
+      }
     }
+
+    return warning ?? NOT_STUCK;
   }
 
   private append(runId: string | undefined, record: MutableRecord): void {
@@ -340,14 +322,16 @@ export class ToolLoopDetector {
     if (run === undefined) {
       run = { records: [], totalCalls: 0 };
       if (this.runs.size >= MAX_TRACKED_RUNS) this.runs.delete(this.runs.keys().next().value as string);
-    } else {
+      this.runs.set(key, run);
+    } else if (key !== this.lastRunKey) {
       // Re-inserted so the Map's order is least recently used first.
       this.runs.delete(key);
+      this.runs.set(key, run);
     }
-    this.runs.set(key, run);
+    this.lastRunKey = key;
     run.records.push(record);
     run.totalCalls++;
-    if (run.records.length > this.config.historySize) run.records.splice(0, run.records.length - this.config.historySize);
+    while (run.records.length > this.config.historySize) run.records.shift();
   }
 
   private findPending(records: MutableRecord[], outcome: ToolOutcomeInput): MutableRecord | undefined {
@@ -385,6 +369,20 @@ export class ToolLoopDetector {
   private volatileKeysFor(toolName: string): ReadonlySet<string> {
     return this.volatileKeysByTool.get(toolName) ?? this.defaultVolatileKeys;
   }
+}
+
+function verdict(
+  level: LoopLevel,
+  detector: LoopDetectorKind,
+  toolName: string,
+  count: number,
+  message: string,
+  warningKey: string,
+  pairedToolName?: string,
+): LoopDetection {
+  return pairedToolName === undefined
+    ? { stuck: true, level, detector, count, toolName, message, warningKey }
+    : { stuck: true, level, detector, count, toolName, pairedToolName, message, warningKey };
 }
 
 function levelOf(count: number, config: LoopDetectionConfig): LoopLevel | undefined {

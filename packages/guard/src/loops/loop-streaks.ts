@@ -7,51 +7,85 @@ import type { ToolCallRecord } from "./tool-call-record";
  * by the outcome-based measures, so a block never resets a streak.
  */
 
-/** Consecutive unknown-tool failures of `toolName` at the end of the window. */
-export function unknownToolStreak(
-  records: readonly ToolCallRecord[],
-  toolName: string,
-): { count: number; unknownToolName?: string } {
-  let count = 0;
-  let unknownToolName: string | undefined;
-  for (let i = records.length - 1; i >= 0; i--) {
-    const record = records[i];
-    if (record.toolName !== toolName) break;
-    if (record.outcome === undefined) continue;
-    if (record.unknownToolName === undefined) break;
-    if (unknownToolName === undefined) unknownToolName = record.unknownToolName;
-    else if (record.unknownToolName !== unknownToolName) break;
-    count++;
-  }
-  return { count, unknownToolName };
+/** The streaks and counts of {@link measureWindow}. */
+export interface WindowMeasures {
+  /** Consecutive unknown-tool failures of the tool at the end of the window (other tools break it). */
+  unknownToolCount: number;
+  /** The missing tool those failures name. */
+  unknownToolName?: string;
+  /**
+   * How many of the latest outcomes of this exact call (tool and arguments)
+   * were identical, counting back from the newest; calls of other patterns in
+   * between do not break the streak.
+   */
+  noProgressCount: number;
+  /** The outcome those calls kept returning. */
+  noProgressResultHash?: string;
+  /** Calls of this exact pattern anywhere in the window. */
+  patternCount: number;
+  /**
+   * Consecutive failures of the tool with one same error, counting back over
+   * this tool's calls whatever their arguments (other tools' calls between
+   * them are passed over).
+   */
+  repeatedErrorCount: number;
 }
 
 /**
- * How many of the latest outcomes of this exact call (tool and arguments) were
- * identical, counting back from the newest; calls of other patterns in
- * between do not break the streak.
+ * One backward pass over the window measuring what `unknown_tool_repeat`,
+ * the breaker, `known_poll_no_progress`, `generic_repeat` and
+ * `repeated_error` need (one pass because it runs before every tool call).
  */
-export function noProgressStreak(
-  records: readonly ToolCallRecord[],
-  argsHash: string,
-): { count: number; resultHash?: string } {
-  let count = 0;
-  let resultHash: string | undefined;
+export function measureWindow(records: readonly ToolCallRecord[], toolName: string, argsHash: string): WindowMeasures {
+  let unknownToolCount = 0;
+  let unknownToolName: string | undefined;
+  let unknownOpen = true;
+  let noProgressCount = 0;
+  let noProgressResultHash: string | undefined;
+  let noProgressOpen = true;
+  let patternCount = 0;
+  let repeatedErrorCount = 0;
+  let errorHash: string | undefined;
+  let errorOpen = true;
+
   for (let i = records.length - 1; i >= 0; i--) {
     const record = records[i];
-    if (record.argsHash !== argsHash || record.resultHash === undefined) continue;
-    if (resultHash === undefined) resultHash = record.resultHash;
-    else if (record.resultHash !== resultHash) break;
-    count++;
-  }
-  return { count, resultHash };
-}
+    const sameTool = record.toolName === toolName;
+    const done = record.outcome !== undefined;
 
-/** Calls of this exact pattern anywhere in the window. */
-export function patternCount(records: readonly ToolCallRecord[], argsHash: string): number {
-  let count = 0;
-  for (const record of records) if (record.argsHash === argsHash) count++;
-  return count;
+    if (unknownOpen) {
+      if (!sameTool) unknownOpen = false;
+      else if (done) {
+        if (record.unknownToolName === undefined) unknownOpen = false;
+        else if (unknownToolName === undefined) {
+          unknownToolName = record.unknownToolName;
+          unknownToolCount = 1;
+        } else if (record.unknownToolName === unknownToolName) unknownToolCount++;
+        else unknownOpen = false;
+      }
+    }
+
+    if (record.argsHash === argsHash) {
+      patternCount++;
+      if (noProgressOpen && record.resultHash !== undefined) {
+        if (noProgressResultHash === undefined) {
+          noProgressResultHash = record.resultHash;
+          noProgressCount = 1;
+        } else if (record.resultHash === noProgressResultHash) noProgressCount++;
+        else noProgressOpen = false;
+      }
+    }
+
+    if (errorOpen && sameTool && done) {
+      if (record.outcome !== "error") errorOpen = false;
+      else if (errorHash === undefined) {
+        errorHash = record.resultHash;
+        repeatedErrorCount = 1;
+      } else if (record.resultHash === errorHash) repeatedErrorCount++;
+      else errorOpen = false;
+    }
+  }
+  return { unknownToolCount, unknownToolName, noProgressCount, noProgressResultHash, patternCount, repeatedErrorCount };
 }
 
 /**
@@ -68,24 +102,29 @@ export function pingPongStreak(
   if (last === undefined || last.argsHash === argsHash) return { count: 0, stableOutcomes: false };
 
   let count = 0;
-  const outcomes = new Map<string, string>();
+  // Each side's first outcome seen; two variables, not a Map: this runs before every call.
+  let lastOutcome: string | undefined;
+  let checkedOutcome: string | undefined;
   let stableOutcomes = true;
   for (let i = records.length - 1; i >= 0; i--) {
     const record = records[i];
-    const expected = count % 2 === 0 ? last.argsHash : argsHash;
-    if (record.argsHash !== expected) break;
+    const lastSide = count % 2 === 0;
+    if (record.argsHash !== (lastSide ? last.argsHash : argsHash)) break;
     count++;
-    if (record.resultHash === undefined) continue;
-    const seen = outcomes.get(record.argsHash);
-    if (seen === undefined) outcomes.set(record.argsHash, record.resultHash);
-    else if (seen !== record.resultHash) stableOutcomes = false;
+    const outcome = record.resultHash;
+    if (outcome === undefined) continue;
+    const seen = lastSide ? lastOutcome : checkedOutcome;
+    if (seen === undefined) {
+      if (lastSide) lastOutcome = outcome;
+      else checkedOutcome = outcome;
+    } else if (seen !== outcome) stableOutcomes = false;
   }
   if (count < 2) return { count: 0, stableOutcomes: false };
   return {
     count,
     pairedToolName: last.toolName,
     pairedArgsHash: last.argsHash,
-    stableOutcomes: stableOutcomes && outcomes.size === 2,
+    stableOutcomes: stableOutcomes && lastOutcome !== undefined && checkedOutcome !== undefined,
   };
 }
 
@@ -101,40 +140,26 @@ export function churnStreak(
   records: readonly ToolCallRecord[],
   argsHash: string,
 ): { count: number; patterns: number } {
-  const outcomes = new Map<string, string | undefined>();
+  // At most three entries: parallel arrays beat a Map here, and this runs before every call.
+  const patterns: string[] = [];
+  const outcomes: (string | undefined)[] = [];
   let count = 0;
   for (let i = records.length - 1; i >= 0; i--) {
     const record = records[i];
-    if (!outcomes.has(record.argsHash)) {
-      if (outcomes.size === CHURN_MAX_PATTERNS) break;
-      outcomes.set(record.argsHash, record.resultHash);
+    const index = patterns.indexOf(record.argsHash);
+    if (index === -1) {
+      if (patterns.length === CHURN_MAX_PATTERNS) break;
+      patterns.push(record.argsHash);
+      outcomes.push(record.resultHash);
     } else if (record.resultHash !== undefined) {
-      const seen = outcomes.get(record.argsHash);
-      if (seen === undefined) outcomes.set(record.argsHash, record.resultHash);
+      const seen = outcomes[index];
+      if (seen === undefined) outcomes[index] = record.resultHash;
       else if (seen !== record.resultHash) break;
     }
     count++;
   }
-  if (!outcomes.has(argsHash) || outcomes.size < 2) return { count: 0, patterns: outcomes.size };
-  for (const outcome of outcomes.values()) if (outcome === undefined) return { count: 0, patterns: outcomes.size };
-  return { count, patterns: outcomes.size };
-}
-
-/**
- * Consecutive failures of `toolName` with one same error, counting back over
- * this tool's calls whatever their arguments (other tools' calls in between
- * are passed over).
- */
-export function repeatedErrorStreak(records: readonly ToolCallRecord[], toolName: string): number {
-  let count = 0;
-  let errorHash: string | undefined;
-  for (let i = records.length - 1; i >= 0; i--) {
-    const record = records[i];
-    if (record.toolName !== toolName || record.outcome === undefined) continue;
-    if (record.outcome !== "error") break;
-    if (errorHash === undefined) errorHash = record.resultHash;
-    else if (record.resultHash !== errorHash) break;
-    count++;
+  if (patterns.length < 2 || !patterns.includes(argsHash) || outcomes.includes(undefined)) {
+    return { count: 0, patterns: patterns.length };
   }
-  return count;
+  return { count, patterns: patterns.length };
 }

@@ -1,3 +1,4 @@
+import * as crypto from "node:crypto";
 import { createHash, type Hash } from "node:crypto";
 import { DEFAULT_LOOP_DETECTION_CONFIG } from "./loop-detection-config";
 import { stableStringify } from "./stable-json";
@@ -14,8 +15,15 @@ import { stableStringify } from "./stable-json";
  * ```
  */
 export function hashToolCall(toolName: string, params: unknown): string {
-  return `${toolName}:${createHash("sha256").update(stableStringify(params)).digest("hex")}`;
+  return `${toolName}:${sha256Hex(stableStringify(params))}`;
 }
+
+// The one-shot `crypto.hash` (Node 20.12+) skips the Hash object, about half
+// the cost for the small strings arguments make.
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === "function"
+    ? (text) => crypto.hash("sha256", text, "hex")
+    : (text) => createHash("sha256").update(text).digest("hex");
 
 /** What a tool call produced: a result, or the error it failed with. */
 export interface ToolOutcome {
@@ -52,31 +60,45 @@ const DEFAULT_VOLATILE_KEYS: ReadonlySet<string> = new Set(DEFAULT_LOOP_DETECTIO
  * ```
  */
 export function hashOutcome(outcome: ToolOutcome, options: HashOutcomeOptions = {}): string {
+  const { result, error } = outcome;
+  // The encoder's output for a plain string result, without the encoder.
+  if (error === undefined && typeof result === "string") {
+    return result.length < DIRECT_STRING_LENGTH
+      ? sha256Hex(`Rs${result.length}:${result}`)
+      : createHash("sha256").update(`Rs${result.length}:`).update(result).digest("hex");
+  }
   const keys = options.volatileKeys;
   const volatileKeys = keys === undefined ? DEFAULT_VOLATILE_KEYS : keys instanceof Set ? keys : new Set(keys);
   const encoder = new OutcomeEncoder(volatileKeys as ReadonlySet<string>);
-  if (outcome.error !== undefined) {
+  if (error !== undefined) {
     encoder.token("E");
-    encoder.value(outcome.error);
+    encoder.value(error);
   } else {
     encoder.token("R");
-    encoder.value(outcome.result);
+    encoder.value(result);
   }
   return encoder.digest();
 }
 
-/** Strings at least this long go to the hash directly instead of through the buffer. */
-const DIRECT_STRING_LENGTH = 512;
-/** The buffer of small tokens is flushed into the hash past this length. */
-const FLUSH_LENGTH = 8192;
+/**
+ * Strings this long go to a streaming hash as they are: concatenating them
+ * into the encoding would make the hash flatten (copy) them first.
+ */
+const DIRECT_STRING_LENGTH = 1024;
+/**
+ * Past this length the encoding so far goes into a streaming hash. Below it
+ * the whole encoding is hashed at once with the one-shot `crypto.hash`, which
+ * saves creating a Hash object: most results never reach it.
+ */
+const STREAM_LENGTH = 64 * 1024;
 
 /**
- * A prefix-free encoding streamed into sha256: every string carries its
- * length, so no escaping (and no copy of a large string) is needed for the
- * encoding to be unambiguous.
+ * A prefix-free encoding hashed with sha256: every string carries its length,
+ * so no escaping (and no copy of a large string) is needed for the encoding to
+ * be unambiguous.
  */
 class OutcomeEncoder {
-  private readonly hash: Hash = createHash("sha256");
+  private hash: Hash | undefined;
   private buffer = "";
   private readonly ancestors: object[] = [];
 
@@ -84,7 +106,7 @@ class OutcomeEncoder {
 
   token(text: string): void {
     this.buffer += text;
-    if (this.buffer.length > FLUSH_LENGTH) this.flush();
+    if (this.buffer.length > STREAM_LENGTH) this.flush();
   }
 
   string(text: string): void {
@@ -94,7 +116,7 @@ class OutcomeEncoder {
     }
     this.buffer += `s${text.length}:`;
     this.flush();
-    this.hash.update(text);
+    (this.hash as Hash).update(text);
   }
 
   value(value: unknown): void {
@@ -118,15 +140,14 @@ class OutcomeEncoder {
     const object = value as object;
     const depth = this.ancestors.indexOf(object);
     if (depth >= 0) return this.token(`c${depth};`);
+    // No try/finally: an encoder is used once, and a throwing toJSON aborts it.
     this.ancestors.push(object);
-    try {
-      this.object(object);
-    } finally {
-      this.ancestors.pop();
-    }
+    this.object(object);
+    this.ancestors.pop();
   }
 
   digest(): string {
+    if (this.hash === undefined) return sha256Hex(this.buffer);
     this.flush();
     return this.hash.digest("hex");
   }
@@ -136,7 +157,7 @@ class OutcomeEncoder {
     if (ArrayBuffer.isView(object)) {
       this.buffer += `x${object.byteLength}:`;
       this.flush();
-      this.hash.update(new Uint8Array(object.buffer, object.byteOffset, object.byteLength));
+      (this.hash as Hash).update(new Uint8Array(object.buffer, object.byteOffset, object.byteLength));
       return;
     }
     if (object instanceof ArrayBuffer) return this.object(new Uint8Array(object));
@@ -169,6 +190,7 @@ class OutcomeEncoder {
   }
 
   private flush(): void {
+    this.hash ??= createHash("sha256");
     if (this.buffer.length === 0) return;
     this.hash.update(this.buffer);
     this.buffer = "";

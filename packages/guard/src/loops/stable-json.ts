@@ -34,12 +34,11 @@ function write(value: unknown, ancestors: object[]): string | undefined {
   if (value === null) return "null";
   const object = value as object;
   if (ancestors.includes(object)) return '"[Circular]"';
+  // No try/finally: `ancestors` belongs to one stableStringify call, which a throw ends.
   ancestors.push(object);
-  try {
-    return writeObject(object, ancestors);
-  } finally {
-    ancestors.pop();
-  }
+  const written = writeObject(object, ancestors);
+  ancestors.pop();
+  return written;
 }
 
 function writeObject(object: object, ancestors: object[]): string {
@@ -60,16 +59,21 @@ function writeObject(object: object, ancestors: object[]): string {
   if (typeof toJSON === "function") return write(toJSON.call(object), ancestors) ?? "null";
 
   const record = object as Record<string, unknown>;
-  const parts: string[] = [];
+  let text = "{";
   for (const key of Object.keys(record).sort()) {
     const written = write(record[key], ancestors);
-    if (written !== undefined) parts.push(`${JSON.stringify(key)}:${written}`);
+    if (written === undefined) continue;
+    const quoted = PLAIN_KEY.test(key) ? `"${key}"` : JSON.stringify(key);
+    text += text.length === 1 ? `${quoted}:${written}` : `,${quoted}:${written}`;
   }
-  return `{${parts.join(",")}}`;
+  return `${text}}`;
 }
 
+/** Keys JSON writes as they are, quoted: no escaping needed. */
+const PLAIN_KEY = /^[\w$.-]*$/;
+
 function writeArray(items: readonly unknown[], ancestors: object[]): string {
-  const parts: string[] = [];
-  for (const item of items) parts.push(write(item, ancestors) ?? "null");
-  return `[${parts.join(",")}]`;
+  let text = "[";
+  for (let i = 0; i < items.length; i++) text += `${i === 0 ? "" : ","}${write(items[i], ancestors) ?? "null"}`;
+  return `${text}]`;
 }
