@@ -17,6 +17,8 @@ function sessionContext(): { context: Context; writer: SessionNodeWriter } {
   return { context: new Context({}, { store: writer }), writer };
 }
 
+const CUSTOM = Symbol.for("custom");
+
 class Researcher extends Agent {
   static instructions = "Return a short, factual answer.";
   static methodOptions = { research: { tool: true, description: "Answer the prepared question." } };
@@ -161,7 +163,7 @@ describe("auto-scoping", () => {
     *items() {
       yield currentChain().length;
     }
-    [Symbol.for("custom")]() {
+    [CUSTOM]() {
       return currentChain().length;
     }
   }
@@ -173,7 +175,7 @@ describe("auto-scoping", () => {
     expect(Shapes.created()).toEqual(["Shapes.created"]);
     expect(shapes.size).toBe(0);
     expect([...shapes.items()]).toEqual([0]);
-    expect(shapes[Symbol.for("custom")]()).toBe(0);
+    expect(shapes[CUSTOM]()).toBe(0);
     expect(shapes._helper.name).toBe("_helper");
   });
 

@@ -52,6 +52,20 @@ export interface AskOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The static fields a subclass may declare as class defaults. Annotate with
+ * it to have them type-checked: `static methodOptions: AgentClassDefaults["methodOptions"] = {...}`.
+ */
+export interface AgentClassDefaults {
+  model?: string;
+  effort?: Effort;
+  instructions?: string;
+  context?: Context;
+  tools?: readonly AgentToolEntry[];
+  runtime?: Runtime;
+  methodOptions?: Readonly<Record<string, MethodOptions>>;
+}
+
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
 export interface AgentSpec {
   name?: string;
@@ -86,6 +100,10 @@ let defaultRuntime: Runtime | undefined;
  * inside a call scope (guard frame, bound Context, session node); methods
  * marked `tool: true` in `methodOptions` are offered to the model by `ask`.
  * Settings resolve class default < constructor option < per-call override.
+ * Class defaults are static fields of the subclass — `model`, `effort`,
+ * `instructions`, `context`, `tools`, `runtime`, `methodOptions` (see
+ * {@link AgentClassDefaults}); `Agent` itself declares none, so subclasses
+ * need no `override` modifier.
  *
  * @example
  * ```ts
@@ -99,21 +117,6 @@ let defaultRuntime: Runtime | undefined;
  * ```
  */
 export class Agent implements ScopeOwner {
-  /** Class default model id. */
-  static model: string | undefined;
-  /** Class default effort. */
-  static effort: Effort | undefined;
-  /** Class default instructions (the system prefix). */
-  static instructions: string | undefined;
-  /** Class default Context. */
-  static context: Context | undefined;
-  /** Class default tools (undefined = all tool methods). */
-  static tools: readonly AgentToolEntry[] | undefined;
-  /** Class default runtime. */
-  static runtime: Runtime | undefined;
-  /** Per-method options: `{ methodName: { tool, description, parameters, … } }`. */
-  static methodOptions: Readonly<Record<string, MethodOptions>> | undefined;
-
   readonly #options: AgentOptions;
   readonly #classInfo: ClassInfo;
   #ownContext: Context | undefined;
@@ -181,7 +184,7 @@ export class Agent implements ScopeOwner {
       signal: overrides.signal,
       model: overrides.model ?? this.#setting<string>("model"),
       effort: overrides.effort ?? this.#setting<Effort>("effort"),
-      context: overrides.context,
+      context: overrides.context ?? this.contextFor(Context.current()),
     });
     return result.text;
   }
@@ -238,7 +241,7 @@ export class Agent implements ScopeOwner {
     });
   }
 
-  #setting<T>(name: keyof AgentOptions & keyof typeof Agent): T | undefined {
+  #setting<T>(name: keyof AgentOptions & keyof AgentClassDefaults): T | undefined {
     const value = this.#options[name];
     return (value !== undefined ? value : classDefault<T>(this, name)) as T | undefined;
   }

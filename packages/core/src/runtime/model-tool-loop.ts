@@ -33,7 +33,8 @@ export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promis
   const scope = currentScope();
   const execution = scope?.execution ?? new Execution(runtime.maxSteps, runtime.logger, runtime.onEvent);
   const context = request.context ?? scope?.context ?? new Context();
-  const writer = request.context === undefined && scope !== undefined ? scope.writer : context.store;
+  // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
+  const writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
   const linked = scope !== undefined && scope.writer === writer && scope.nodeId !== undefined;
   const owner: CallScope = linked
     ? scope
