@@ -1,8 +1,14 @@
-/** Runs every benchmark in sequence: `pnpm bench`. */
+/** Runs every benchmark in sequence: `pnpm bench`. Each prints ratios measured in its own run. */
 import { benchGuardOverhead } from "./guard-overhead";
+import { benchLoopDetector } from "./loop-detector";
+import { benchScopedCall } from "./scoped-call";
 
 async function main(): Promise<void> {
   await benchGuardOverhead();
+  await benchScopedCall();
+  benchLoopDetector();
+  // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
+  await import("./session-store");
 }
 
 void main();

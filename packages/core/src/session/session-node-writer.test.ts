@@ -156,3 +156,21 @@ test("load() commits the queue and returns the session graph", () => {
   expect(graph.size).toBe(2);
   expect(graph.childrenOf("c").map((node) => node.id)).toEqual(["l"]);
 });
+
+describe("SessionNodeWriter.graph", () => {
+  it("loads once, then reflects this writer's appends and updates without another read", () => {
+    const store = new InMemorySessionStore();
+    store.createSession("g", {});
+    const writer = new SessionNodeWriter(store, "g");
+    writer.append({ id: "a", role: "code", name: "A", metadata: { status: "running" } });
+    const reads = jest.spyOn(store, "readNodes");
+    const graph = writer.graph();
+    expect(reads).toHaveBeenCalledTimes(1);
+    writer.append({ id: "b", role: "llm", name: "m", caller: "a" });
+    writer.update("a", { output: 1, metadata: { status: "completed" } });
+    expect(writer.graph()).toBe(graph);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(graph.get("a")).toMatchObject({ output: 1, metadata: { status: "completed" } });
+    expect(graph.childrenOf("a").map((n) => n.id)).toEqual(["b"]);
+  });
+});

@@ -121,6 +121,8 @@ export class SessionNodeWriter {
   private nextSeq: number;
   private scheduled = false;
   private failure: unknown;
+  /** The session as a graph, loaded once by {@link graph} and kept current by this writer's own writes. */
+  private live: SessionGraph | undefined;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
@@ -177,6 +179,7 @@ export class SessionNodeWriter {
     this.appended.set(node.id, seq);
     this.nextSeq = Math.max(this.nextSeq, seq + 1);
     if (stored.caller === null) this.pendingHead = stored.id;
+    this.live?.add(stored);
     this.queued.set(stored.id, this.queue.length);
     this.enqueue({ kind: "append", node: stored });
     return stored;
@@ -201,6 +204,8 @@ export class SessionNodeWriter {
       }
       clean.metadata = metadata;
     }
+    const current = this.live?.get(id);
+    if (current !== undefined) this.live?.replace(applyUpdate(current, clean));
     const index = this.queued.get(id);
     if (index !== undefined) {
       const operation = this.queue[index]!;
@@ -250,6 +255,17 @@ export class SessionNodeWriter {
   load(): SessionGraph {
     this.flush();
     return new SessionGraph(this.store.readNodes(this.sessionId));
+  }
+
+  /**
+   * The session as a graph, read from the store once and then kept current
+   * by this writer's appends and updates, so selecting history for each
+   * model request costs no database read. Writes made through another
+   * writer after the first call are not seen; use {@link load} for a fresh
+   * read.
+   */
+  graph(): SessionGraph {
+    return (this.live ??= this.load());
   }
 
   private enqueue(operation: SessionWriteOperation): void {
