@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   await benchScopedCall();
   benchLoopDetector();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
-  await import("./session-store");
+  require("./session-store");
 }
 
 void main();

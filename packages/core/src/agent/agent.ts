@@ -1,4 +1,4 @@
-import type { ChainLimits } from "@rein/guard";
+import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
 import { Context } from "../context/context";
 import { DecisionError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
@@ -37,6 +37,8 @@ export interface AgentOptions {
   description?: string;
   /** Decides tool calls of `requiresApproval` methods; without it they are refused. */
   approveToolCall?: ToolApprover;
+  /** Tool-loop detection overrides for this agent, overlaid field by field on the runtime's. */
+  loopDetection?: LoopDetectionOptions;
 }
 
 /** Per-call overrides of {@link Agent.ask}. */
@@ -64,6 +66,7 @@ export interface AgentClassDefaults {
   tools?: readonly AgentToolEntry[];
   runtime?: Runtime;
   methodOptions?: Readonly<Record<string, MethodOptions>>;
+  loopDetection?: LoopDetectionOptions;
 }
 
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
@@ -90,6 +93,7 @@ const AGENT_OPTIONS = new Set<string>([
   "name",
   "description",
   "approveToolCall",
+  "loopDetection",
 ]);
 const ASK_OPTIONS = new Set<string>(["model", "effort", "instructions", "tools", "context", "runtime", "toolChoice", "maxIterations", "signal"]);
 
@@ -185,6 +189,7 @@ export class Agent implements ScopeOwner {
       model: overrides.model ?? this.#setting<string>("model"),
       effort: overrides.effort ?? this.#setting<Effort>("effort"),
       context: overrides.context ?? this.contextFor(Context.current()),
+      loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
     });
     return result.text;
   }

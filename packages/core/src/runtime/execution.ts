@@ -1,3 +1,4 @@
+import type { ToolLoopDetector } from "@rein/guard";
 import type { Logger } from "pino";
 import { MaxStepsExceededError } from "../errors/core-errors";
 import type { RuntimeEvent, RuntimeEventListener } from "./runtime-events";
@@ -15,6 +16,10 @@ export class Execution {
   refusals = 0;
   /** Set when the run was aborted; nested loops rethrow it instead of reporting it to the model. */
   abortError: unknown = undefined;
+  /** Tool calls blocked by loop detection so far. */
+  blockedCalls = 0;
+  /** The run's tool-loop detector (one window per loop), created when detection is on. */
+  loopDetector: ToolLoopDetector | undefined;
 
   constructor(
     readonly maxSteps: number,

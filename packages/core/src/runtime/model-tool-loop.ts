@@ -12,6 +12,12 @@ import { Execution } from "./execution";
 import { historyMessages } from "./history-messages";
 import type { ExecRequest, Runtime } from "./runtime";
 import { runToolCall } from "./tool-call-runner";
+import { compactConversation } from "./compaction";
+import { LoopGuard } from "./loop-guard";
+import { ContextOverflowError } from "../model/provider-errors";
+
+/** Compactions one loop may do before a context overflow is final. */
+const MAX_COMPACTIONS = 3;
 
 const withFrameData = guard.withFrameData;
 
@@ -72,10 +78,24 @@ async function loop(
   const history = writer === undefined ? [] : historyMessages(writer, context, { callId: owner.nodeId ?? null, tail: owner.tail });
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
-  const opening: ContentBlock[] = [];
-  if (fn !== undefined) opening.push(textBlock(situationalPrefix(fn.name, fn.doc, situation(runtime))));
-  opening.push(...(await context.render()), ...carried, ...content);
-  const messages: Message[] = [...history, { role: "user", content: opening }];
+  const leading: ContentBlock[] = fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, situation(runtime)))];
+  const opening: ContentBlock[] = [...leading, ...(await context.render()), ...carried, ...content];
+  let messages: Message[] = [...history, { role: "user", content: opening }];
+  const { config, userEnabled } = LoopGuard.resolve(runtime.loopDetection, request.loopDetection);
+  const loopGuard = new LoopGuard(execution, config, userEnabled);
+  let compactions = 0;
+  const compact = async (): Promise<boolean> => {
+    if (compactions >= MAX_COMPACTIONS) return false;
+    const compacted = await compactConversation(messages, leading, { provider, model, execution, signal });
+    if (compacted === undefined) return false;
+    compactions++;
+    messages = compacted.messages;
+    const summaryNodeId = writer === undefined ? undefined : appendSummaryNode(writer, owner, compacted.summary, compacted.truncated);
+    execution.emit({ type: "context-compacted", removedMessages: compacted.removed, summaryNodeId });
+    execution.logger.info({ removed: compacted.removed, truncated: compacted.truncated }, "context compacted");
+    loopGuard.armAfterCompaction();
+    return true;
+  };
 
   let recordedInput: readonly ContentBlock[] = content;
   let toolChoice: ToolChoice | undefined = request.toolChoice;
@@ -83,6 +103,9 @@ async function loop(
   for (let iteration = 1; iteration <= maxIterations; iteration++) {
     if (execution.abortError !== undefined) throw execution.abortError;
     signal?.throwIfAborted();
+    if (runtime.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > runtime.maxContextTokens) {
+      await compact();
+    }
     const step = execution.step();
     const llmId = writer === undefined ? undefined : appendLlmNode(writer, owner, model, recordedInput);
     execution.emit({ type: "model-request", step, model, functionName: fn?.name });
@@ -94,6 +117,8 @@ async function loop(
       );
     } catch (error) {
       if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, undefined, error);
+      // A context overflow compacts the oldest history and retries; anything else ends the loop.
+      if (ContextOverflowError.isInstance(error) && (await compact())) continue;
       throw error;
     }
     if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, response, undefined);
@@ -109,10 +134,13 @@ async function loop(
     if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
     const results: ToolResultBlock[] = [];
     for (const call of calls) {
-      results.push(await runToolCall(call, { execution, owner, requestedBy: llmId ?? null, tools, signal }));
+      results.push(await runToolCall(call, { execution, owner, requestedBy: llmId ?? null, tools, signal, loopGuard }));
     }
-    // Tool results must lead the user turn; per-request provider values follow them.
-    messages.push({ role: "user", content: [...results, ...(await context.render({ includeStatic: false }))] });
+    // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
+    messages.push({
+      role: "user",
+      content: [...results, ...loopGuard.takeNotices(), ...(await context.render({ includeStatic: false }))],
+    });
     recordedInput = results;
   }
   throw new MaxIterationsExceededError(maxIterations);
@@ -174,6 +202,27 @@ function finishLlmNode(
   // Nothing acknowledged to the user may be lost: commit at the end of every model request.
   writer.flush();
   execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status: response !== undefined ? "completed" : "error" });
+}
+
+function appendSummaryNode(writer: SessionNodeWriter, owner: CallScope, summary: string, truncated: boolean): string {
+  const id = newNodeId();
+  writer.append({
+    id,
+    role: "code",
+    name: "Runtime.compact",
+    input: null,
+    output: summary,
+    caller: owner.nodeId ?? null,
+    predecessor: owner.tail,
+    metadata: { status: "completed", kind: "compaction", truncated },
+  });
+  owner.tail = id;
+  return id;
+}
+
+/** A rough token estimate (4 characters a token) used only against `maxContextTokens`. */
+function estimateTokens(system: string, messages: readonly Message[], tools: readonly unknown[]): number {
+  return Math.ceil((system.length + JSON.stringify(messages).length + JSON.stringify(tools).length) / 4);
 }
 
 function addUsage(a: Usage, b: Usage): Usage {

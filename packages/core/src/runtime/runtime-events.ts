@@ -1,4 +1,4 @@
-import type { GuardError } from "@rein/guard";
+import type { GuardError, LoopDetectorKind } from "@rein/guard";
 import type { StopReason, Usage } from "../model/model-provider";
 import type { SessionNodeRole, SessionNodeStatus } from "../session/session-node";
 
@@ -28,7 +28,16 @@ export type RuntimeEvent =
       readonly error: GuardError;
       /** True when this refusal ended the whole run. */
       readonly aborted: boolean;
-    };
+    }
+  | {
+      readonly type: "loop-warning" | "tool-blocked";
+      readonly toolName: string;
+      readonly toolCallId: string;
+      readonly detector: LoopDetectorKind;
+      readonly count: number;
+      readonly message: string;
+    }
+  | { readonly type: "context-compacted"; readonly removedMessages: number; readonly summaryNodeId?: string };
 
 /** A listener for {@link RuntimeEvent}s. */
 export type RuntimeEventListener = (event: RuntimeEvent) => void;

@@ -1,5 +1,5 @@
 import pino, { type Logger } from "pino";
-import type { ChainLimits } from "@rein/guard";
+import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
 import type { Context } from "../context/context";
 import { MissingProviderError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
@@ -28,6 +28,10 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Receives every {@link RuntimeEvent}. */
   onEvent?: RuntimeEventListener;
+  /** Global tool-loop detection settings; agents overlay theirs field by field. @default off */
+  loopDetection?: LoopDetectionOptions;
+  /** Compact the conversation before a request whose estimated size exceeds this many tokens. @default only on a provider's context overflow */
+  maxContextTokens?: number;
 }
 
 /** One model-tool loop to run. */
@@ -47,6 +51,8 @@ export interface ExecRequest {
   effort?: "low" | "medium" | "high";
   /** The Context whose blocks and history the requests use. @default the current call's */
   context?: Context;
+  /** Per-agent tool-loop detection settings, overlaid on the runtime's. */
+  loopDetection?: LoopDetectionOptions;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -60,7 +66,7 @@ const KNOWN_OPTIONS = new Set([
   "logger",
   "onEvent",
   "loopDetection",
-  "reach",
+  "maxContextTokens",
 ]);
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
@@ -91,6 +97,8 @@ export class Runtime {
   readonly maxSteps: number;
   readonly logger: Logger;
   readonly onEvent: RuntimeEventListener | undefined;
+  readonly loopDetection: LoopDetectionOptions | undefined;
+  readonly maxContextTokens: number | undefined;
   /** Guard limits applied to every scoped call of agents using this runtime; undefined = defaults. */
   readonly limits: ChainLimits | undefined;
   private configuredProvider: ModelProvider | undefined;
@@ -109,6 +117,9 @@ export class Runtime {
     this.limits = Object.keys(limits).length > 0 ? limits : undefined;
     this.logger = options.logger ?? pino({ level: process.env["REIN_LOG_LEVEL"] ?? "silent" });
     this.onEvent = options.onEvent;
+    this.loopDetection = options.loopDetection;
+    this.maxContextTokens =
+      options.maxContextTokens === undefined ? undefined : positive("maxContextTokens", options.maxContextTokens, 1);
   }
 
   /** The provider, created from the default factory on first use. */

@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import { ChainDepthError, CycleError, GuardError, RecursionError } from "@rein/guard";
+import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
 import { isCancellation } from "../scope/enter-scope";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
@@ -7,6 +7,7 @@ import { ProviderError } from "../model/provider-errors";
 import type { CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
 import type { Execution } from "./execution";
+import type { LoopGuard } from "./loop-guard";
 
 const withFrameData = guard.withFrameData;
 
@@ -19,6 +20,7 @@ export interface ToolCallSite {
   readonly requestedBy: string | null;
   readonly tools: ReadonlyMap<string, Tool>;
   readonly signal: AbortSignal | undefined;
+  readonly loopGuard: LoopGuard;
 }
 
 /**
@@ -37,15 +39,24 @@ export async function runToolCall(call: ToolUseBlock, site: ToolCallSite): Promi
     return { type: "tool_result", toolUseId: call.id, content: message, isError: true };
   };
 
+  const { loopGuard } = site;
+  const tool = site.tools.get(call.name);
+  // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
+  const blocked = loopGuard.before(call, tool?.poll ?? false);
+  if (blocked !== undefined) {
+    loopGuard.after(call, { result: { status: "blocked", reason: "tool-loop" } });
+    return blocked;
+  }
   if (call.inputError !== undefined) {
+    loopGuard.after(call, { error: new Error(call.inputError) });
     return fail(
       `Tool '${call.name}' was called with malformed arguments (${call.inputError}). ` +
         `Call it again with one JSON object that matches its parameters schema.`,
     );
   }
-  const tool = site.tools.get(call.name);
   if (tool === undefined) {
     const names = [...site.tools.keys()];
+    loopGuard.after(call, { error: new UnknownToolError(call.name, names) });
     return fail(
       `Unknown tool '${call.name}'. ` +
         (names.length > 0 ? `Available tools: ${names.join(", ")}. Call one of those, or answer directly.` : "No tools are available here; answer directly."),
@@ -62,11 +73,13 @@ export async function runToolCall(call: ToolUseBlock, site: ToolCallSite): Promi
   try {
     const value = await withFrameData(toolScope, () => tool.execute(call.input, { signal: site.signal }));
     site.owner.tail = toolScope.tail;
+    loopGuard.after(call, { result: value });
     execution.emit({ type: "tool-result", toolName: call.name, toolCallId: call.id });
     return { type: "tool_result", toolUseId: call.id, content: resultText(value, tool.maxResultChars) };
   } catch (error) {
     site.owner.tail = toolScope.tail;
     if (error === execution.abortError || endsTheRun(error)) throw error;
+    loopGuard.after(call, { error });
     if (GuardError.isInstance(error)) {
       execution.refusals++;
       const aborted = execution.refusals >= 2;

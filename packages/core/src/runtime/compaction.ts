@@ -1,0 +1,91 @@
+import type { ContentBlock, Message } from "../model/content";
+import { textOf } from "../model/content";
+import type { ModelProvider } from "../model/model-provider";
+import type { Execution } from "./execution";
+
+/** What compaction produced. */
+export interface Compaction {
+  readonly messages: Message[];
+  readonly summary: string;
+  /** How many messages the summary replaced. */
+  readonly removed: number;
+  /** True when the summary came from truncation because the summary request failed. */
+  readonly truncated: boolean;
+}
+
+const SUMMARY_INSTRUCTIONS =
+  "You compact conversations. Summarize the transcript you are given so the work can continue: " +
+  "keep facts, decisions, tool results that still matter, and what remains to do. Be concise.";
+const TRUNCATED_CHARS = 2_000;
+
+/**
+ * Replaces the oldest part of a loop's conversation with a summary: the
+ * messages before the latest assistant turn are summarized by one tools-off
+ * model request (truncated deterministically when that request fails), and
+ * the conversation restarts from a user turn holding `leading` blocks (the
+ * situational prefix) and the summary. Returns undefined when there is
+ * nothing older than the latest turn to compact.
+ */
+export async function compactConversation(
+  messages: readonly Message[],
+  leading: readonly ContentBlock[],
+  options: { provider: ModelProvider; model: string; execution: Execution; signal: AbortSignal | undefined },
+): Promise<Compaction | undefined> {
+  let cut = -1;
+  for (let i = messages.length - 1; i > 0; i--) {
+    if (messages[i].role === "assistant") {
+      cut = i;
+      break;
+    }
+  }
+  if (cut <= 0) return undefined;
+  const older = messages.slice(0, cut);
+  const transcript = older.map((message) => `${message.role.toUpperCase()}: ${render(message.content)}`).join("\n\n");
+  let summary: string;
+  let truncated = false;
+  try {
+    options.execution.step();
+    const response = await options.provider.complete(
+      {
+        model: options.model,
+        system: SUMMARY_INSTRUCTIONS,
+        messages: [{ role: "user", content: [{ type: "text", text: `Transcript to summarize:\n\n${transcript}` }] }],
+        tools: [],
+      },
+      { signal: options.signal },
+    );
+    summary = textOf(response.content).trim();
+    if (summary === "") throw new Error("empty summary");
+  } catch (error) {
+    if (options.execution.abortError !== undefined) throw options.execution.abortError;
+    options.signal?.throwIfAborted();
+    truncated = true;
+    summary =
+      transcript.length <= TRUNCATED_CHARS * 2
+        ? transcript
+        : `${transcript.slice(0, TRUNCATED_CHARS)}\n[… ${transcript.length - TRUNCATED_CHARS * 2} characters omitted …]\n${transcript.slice(-TRUNCATED_CHARS)}`;
+    options.execution.logger.warn({ err: error }, "compaction summary request failed; truncated instead");
+  }
+  const opening: Message = {
+    role: "user",
+    content: [...leading, { type: "text", text: `[Summary of the earlier conversation]\n${summary}` }],
+  };
+  return { messages: [opening, ...messages.slice(cut)], summary, removed: older.length, truncated };
+}
+
+function render(content: readonly ContentBlock[]): string {
+  return content
+    .map((block) => {
+      switch (block.type) {
+        case "text":
+          return block.text;
+        case "tool_use":
+          return `[called ${block.name}(${JSON.stringify(block.input)})]`;
+        case "tool_result":
+          return `[result${block.isError ? " (error)" : ""}: ${typeof block.content === "string" ? block.content : render(block.content)}]`;
+        case "image":
+          return "[image]";
+      }
+    })
+    .join("\n");
+}

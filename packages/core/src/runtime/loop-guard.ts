@@ -1,0 +1,132 @@
+import {
+  PostCompactionGuard,
+  ToolLoopDetector,
+  ToolLoopError,
+  resolveLoopDetectionConfig,
+  type LoopDetection,
+  type LoopDetectionConfig,
+  type LoopDetectionOptions,
+} from "@rein/guard";
+import type { TextBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
+import type { Execution } from "./execution";
+
+let runCounter = 0;
+
+/**
+ * Tool-loop detection and the post-compaction guard for one model-tool
+ * loop. The detector itself lives on the execution (one window per run id),
+ * so nested loops never see each other's calls; blocks are counted over the
+ * whole execution, so a model cannot escape the limit by nesting.
+ */
+export class LoopGuard {
+  private readonly runId = `loop-${++runCounter}`;
+  private readonly detector: ToolLoopDetector | undefined;
+  private readonly compaction: PostCompactionGuard;
+  private readonly notices: TextBlock[] = [];
+  /** Highest count bucket (count / 10) already reported per warning key. */
+  private readonly reported = new Map<string, number>();
+
+  constructor(
+    private readonly execution: Execution,
+    readonly config: LoopDetectionConfig,
+    userEnabled: boolean | undefined,
+  ) {
+    this.detector = config.enabled ? (execution.loopDetector ??= new ToolLoopDetector(config)) : undefined;
+    this.compaction = new PostCompactionGuard(config.postCompactionGuard, { enabled: userEnabled });
+  }
+
+  /** Resolves the runtime's global settings with the agent's overrides, field by field. */
+  static resolve(global: LoopDetectionOptions | undefined, perAgent: LoopDetectionOptions | undefined): {
+    config: LoopDetectionConfig;
+    userEnabled: boolean | undefined;
+  } {
+    return { config: resolveLoopDetectionConfig(global, perAgent), userEnabled: perAgent?.enabled ?? global?.enabled };
+  }
+
+  /**
+   * Checks a call before it runs. A warning is logged, emitted and queued
+   * for the model's next user turn; a critical verdict returns the blocked
+   * result to send instead of running the tool (after `maxBlockedCalls`
+   * blocks the run ends with {@link ToolLoopError}).
+   */
+  before(call: ToolUseBlock, poll: boolean): ToolResultBlock | undefined {
+    const detector = this.detector;
+    if (detector === undefined) return undefined;
+    const verdict = detector.detect(call.name, call.input, { runId: this.runId, poll });
+    detector.recordCall({ toolName: call.name, params: call.input, toolCallId: call.id, runId: this.runId });
+    if (!verdict.stuck) return undefined;
+    if (verdict.level === "warning") {
+      this.warn(verdict, call);
+      return undefined;
+    }
+    const execution = this.execution;
+    execution.blockedCalls++;
+    execution.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
+    execution.emit({
+      type: "tool-blocked",
+      toolName: call.name,
+      toolCallId: call.id,
+      detector: verdict.detector,
+      count: verdict.count,
+      message: verdict.message,
+    });
+    if (execution.blockedCalls >= this.config.maxBlockedCalls) {
+      throw execution.abort(
+        new ToolLoopError(verdict.detector, verdict.count, call.name, { blockedCalls: execution.blockedCalls }),
+      );
+    }
+    return {
+      type: "tool_result",
+      toolUseId: call.id,
+      content: JSON.stringify({ status: "blocked", reason: "tool-loop", message: verdict.message }),
+      isError: true,
+    };
+  }
+
+  /** Records what a call returned or threw, and feeds the post-compaction guard. */
+  after(call: ToolUseBlock, outcome: { result?: unknown; error?: unknown }): void {
+    const record = (this.detector ?? scratch()).recordOutcome({
+      toolName: call.name,
+      params: call.input,
+      toolCallId: call.id,
+      runId: this.runId,
+      ...outcome,
+    });
+    const seen = this.compaction.observe({ toolName: call.name, argsHash: record.argsHash, resultHash: record.resultHash });
+    if (seen.shouldAbort && seen.error !== undefined) throw this.execution.abort(seen.error);
+  }
+
+  /** Opens the post-compaction window (after a compaction retry). */
+  armAfterCompaction(): void {
+    this.compaction.arm();
+  }
+
+  /** Warnings to show at the start of the model's next user turn (then forgotten). */
+  takeNotices(): TextBlock[] {
+    return this.notices.splice(0);
+  }
+
+  private warn(verdict: LoopDetection, call: ToolUseBlock): void {
+    // Coalesce: one report per warning key and multiple of 10 calls.
+    const bucket = Math.floor(verdict.count / 10);
+    const last = this.reported.get(verdict.warningKey);
+    if (last !== undefined && last >= bucket) return;
+    this.reported.set(verdict.warningKey, bucket);
+    this.execution.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
+    this.execution.emit({
+      type: "loop-warning",
+      toolName: call.name,
+      toolCallId: call.id,
+      detector: verdict.detector,
+      count: verdict.count,
+      message: verdict.message,
+    });
+    this.notices.push({ type: "text", text: verdict.message });
+  }
+}
+
+let scratchDetector: ToolLoopDetector | undefined;
+/** A detector with detection off: it keeps nothing but still hashes outcomes for the post-compaction guard. */
+function scratch(): ToolLoopDetector {
+  return (scratchDetector ??= new ToolLoopDetector({ enabled: false }));
+}
