@@ -6,6 +6,7 @@ module.exports = {
   testMatch: ["**/*.test.ts"],
   moduleNameMapper: {
     "^@rein/([a-z-]+)$": "<rootDir>/packages/$1/src/index.ts",
+    "^rein$": "<rootDir>/packages/rein/src/index.ts",
   },
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "<rootDir>/tsconfig.test.json" }],
