@@ -343,3 +343,24 @@ describe("pre-invocation hooks", () => {
     expect(job.ran).toBe(true);
   });
 });
+
+describe("recording values that are not JSON", () => {
+  it("records cyclic arguments and bigint results in a readable form instead of failing the call", () => {
+    const store = new InMemorySessionStore();
+    store.createSession("s", {});
+    const writer = new SessionNodeWriter(store, "s");
+    class Odd extends Agent {
+      take(value: unknown) {
+        return 10n;
+      }
+    }
+    const cyclic: Record<string, unknown> = { name: "loop" };
+    cyclic["self"] = cyclic;
+    expect(new Odd({ context: new Context({}, { store: writer }) }).take(cyclic)).toBe(10n);
+    writer.flush();
+    const node = store.readNodes("s")[0];
+    expect(node.input).toEqual([{ name: "loop", self: "[circular]" }]);
+    expect(node.output).toBe("10n");
+    expect(node.metadata["status"]).toBe("completed");
+  });
+});

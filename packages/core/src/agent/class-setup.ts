@@ -153,6 +153,7 @@ function wrap(
     doc: method.options.description ?? "",
     expose: method.options.expose ?? "full",
     renderRange: method.options.renderRange,
+    toolName: method.options.tool ? name : undefined,
     isAsync: original.constructor.name === "AsyncFunction",
   };
   const scoped = instance

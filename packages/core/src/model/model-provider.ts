@@ -35,6 +35,7 @@ export interface ModelRequest {
 
 /** Token counts of one model request. */
 export interface Usage {
+  /** Every input token of the request, including those read from or written to the prompt cache. */
   readonly inputTokens: number;
   readonly outputTokens: number;
   /** Input tokens served from the provider's prompt cache. */

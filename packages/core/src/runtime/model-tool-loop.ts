@@ -78,7 +78,7 @@ async function loop(
   const history = writer === undefined ? [] : historyMessages(writer, context, { callId: owner.nodeId ?? null, tail: owner.tail });
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
-  const leading: ContentBlock[] = fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, situation(runtime)))];
+  const leading: ContentBlock[] = fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(runtime), toolName: fn.toolName }))];
   const opening: ContentBlock[] = [...leading, ...(await context.render()), ...carried, ...content];
   let messages: Message[] = [...history, { role: "user", content: opening }];
   const { config, userEnabled } = LoopGuard.resolve(runtime.loopDetection, request.loopDetection);
@@ -107,7 +107,6 @@ async function loop(
       await compact();
     }
     const step = execution.step();
-    const llmId = writer === undefined ? undefined : appendLlmNode(writer, owner, model, recordedInput);
     execution.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
     try {
@@ -116,12 +115,13 @@ async function loop(
         { signal },
       );
     } catch (error) {
-      if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, undefined, error);
+      if (writer !== undefined) recordLlmNode(writer, execution, owner, model, recordedInput, undefined, error);
       // A context overflow compacts the oldest history and retries; anything else ends the loop.
       if (ContextOverflowError.isInstance(error) && (await compact())) continue;
       throw error;
     }
-    if (writer !== undefined && llmId !== undefined) finishLlmNode(writer, execution, llmId, model, response, undefined);
+    // One write per request, once it is answered: an unanswered request has nothing to keep.
+    const llmId = writer === undefined ? undefined : recordLlmNode(writer, execution, owner, model, recordedInput, response, undefined);
     execution.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
     usage = addUsage(usage, response.usage);
     messages.push({ role: "assistant", content: response.content });
@@ -168,40 +168,35 @@ function toolMap(tools: readonly Tool[]): Map<string, Tool> {
   return map;
 }
 
-function appendLlmNode(writer: SessionNodeWriter, owner: CallScope, model: string, input: readonly ContentBlock[]): string {
+/** Writes the llm node of one answered (or failed) request and commits: nothing acknowledged may be lost. */
+function recordLlmNode(
+  writer: SessionNodeWriter,
+  execution: Execution,
+  owner: CallScope,
+  model: string,
+  input: readonly ContentBlock[],
+  response: ModelResponse | undefined,
+  error: unknown,
+): string {
   const id = newNodeId();
+  const status = response !== undefined ? "completed" : "error";
   writer.append({
     id,
     role: "llm",
     name: model,
     input: { content: input },
+    output: response === undefined ? undefined : { content: response.content },
     caller: owner.nodeId ?? null,
     predecessor: owner.tail,
-    metadata: { status: "running", model },
+    metadata:
+      response !== undefined
+        ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
+        : { status, model, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
   });
   owner.tail = id;
-  return id;
-}
-
-function finishLlmNode(
-  writer: SessionNodeWriter,
-  execution: Execution,
-  id: string,
-  model: string,
-  response: ModelResponse | undefined,
-  error: unknown,
-): void {
-  if (response !== undefined) {
-    writer.update(id, {
-      output: { content: response.content },
-      metadata: { status: "completed", usage: response.usage, stopReason: response.stopReason, model: response.model ?? model },
-    });
-  } else {
-    writer.update(id, { metadata: { status: "error", error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) } });
-  }
-  // Nothing acknowledged to the user may be lost: commit at the end of every model request.
   writer.flush();
-  execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status: response !== undefined ? "completed" : "error" });
+  execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
+  return id;
 }
 
 function appendSummaryNode(writer: SessionNodeWriter, owner: CallScope, summary: string, truncated: boolean): string {

@@ -67,6 +67,7 @@ describe("system prefix and situational prefix", () => {
     expect(innermost[1]).toContain("INSIDE the function `Planner.outline`");
     expect(innermost[1]).toContain("Call path: Planner.run → Planner.outline");
     expect(innermost[1]).toContain("Your job: Outline the document.");
+    expect(innermost[1]).toContain("may include it (as the tool `outline`) — do NOT call it");
     expect(innermost[2]).toContain("INSIDE the function `Planner.write`");
     const opening = model.requests[1].messages[0].content;
     expect(opening[1]).toEqual({ type: "text", text: '<context name="audience">\nchildren\n</context>' });

@@ -13,6 +13,8 @@ export interface ScopedFunctionInfo {
   readonly expose: "io" | "full" | "llm" | "hidden";
   /** How far history reaches for requests made inside this function. */
   readonly renderRange?: { readonly callers?: number; readonly subcalls?: number };
+  /** The name the function has as a model tool, when it is one. */
+  readonly toolName?: string;
   /** True for async functions: a refusal at entry then rejects instead of throwing synchronously. */
   readonly isAsync?: boolean;
 }

@@ -107,15 +107,23 @@ function writeEntryNode(
   } else {
     predecessor = topLevelPredecessor(writer, context);
   }
-  writer.append({
+  const node = {
     id,
-    role: "code",
+    role: "code" as const,
     name: info.name,
-    input: toRecordable(args),
+    input: args as unknown,
     caller: linked ? (parent.nodeId as string) : null,
     predecessor,
     metadata,
-  });
+  };
+  try {
+    writer.append(node);
+  } catch (error) {
+    // Arguments that are not JSON (cycles, bigints, class instances with functions) are
+    // recorded in a readable form rather than failing the call; the common case pays nothing extra.
+    if (!(error instanceof TypeError)) throw error;
+    writer.append({ ...node, input: toRecordable(args) });
+  }
   parent?.execution?.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
   return id;
 }
@@ -136,7 +144,15 @@ function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unk
   const status = error === undefined ? "completed" : isCancellation(error) ? "cancelled" : "error";
   const metadata: Record<string, unknown> = { status };
   if (error !== undefined) metadata["error"] = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  writer.update(nodeId, error === undefined ? { output: toRecordable(value), metadata } : { metadata });
+  if (error !== undefined) writer.update(nodeId, { metadata });
+  else {
+    try {
+      writer.update(nodeId, { output: value, metadata });
+    } catch (failure) {
+      if (!(failure instanceof TypeError)) throw failure;
+      writer.update(nodeId, { output: toRecordable(value), metadata });
+    }
+  }
   scope.execution?.emit({ type: "node-end", nodeId, role: "code", name: scope.fn?.name ?? "", status });
 }
 

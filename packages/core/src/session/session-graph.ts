@@ -85,7 +85,8 @@ export class SessionGraph {
     this.byId.set(node.id, node);
     const swap = (list: SessionNode[] | undefined): void => {
       if (list === undefined) return;
-      const index = list.indexOf(previous);
+      // Updates almost always hit recent nodes: search from the end.
+      const index = list.lastIndexOf(previous);
       if (index >= 0) list[index] = node;
     };
     swap(this.ordered);

@@ -64,8 +64,21 @@ function serialise(value: unknown, what: string): string | undefined {
 
 /** A JSON round trip: validates serialisability now and snapshots the value. */
 function snapshot(value: unknown, what: string): unknown {
+  if (isJsonScalar(value)) return value;
   const text = serialise(value, what);
   return text === undefined ? undefined : JSON.parse(text);
+}
+
+/** Strings, finite numbers, booleans and null are their own snapshot: no round trip needed. */
+function isJsonScalar(value: unknown): boolean {
+  const type = typeof value;
+  return value === null || type === "string" || type === "boolean" || (type === "number" && Number.isFinite(value));
+}
+
+/** Parses `text` back, except for scalars, which are returned as they were given. */
+function parsed(value: unknown, text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  return isJsonScalar(value) ? value : JSON.parse(text);
 }
 
 function mergeUpdate(into: SessionNodeUpdate, fields: SessionNodeUpdate): SessionNodeUpdate {
@@ -168,8 +181,8 @@ export class SessionNodeWriter {
       createdAt: node.createdAt ?? Date.now(),
       role: node.role,
       name: node.name,
-      input: json.input === undefined ? undefined : JSON.parse(json.input),
-      output: json.output === undefined ? undefined : JSON.parse(json.output),
+      input: parsed(node.input, json.input),
+      output: parsed(node.output, json.output),
       caller: node.caller ?? null,
       predecessor: node.predecessor ?? null,
       metadata: JSON.parse(json.metadata) as Record<string, unknown>,
@@ -197,11 +210,10 @@ export class SessionNodeWriter {
     if ("input" in fields) clean.input = snapshot(fields.input, `Session node '${id}' input`);
     if ("output" in fields) clean.output = snapshot(fields.output, `Session node '${id}' output`);
     if (fields.metadata !== undefined) {
-      // Keep undefined-valued keys: they mean "remove this key".
-      const metadata: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(fields.metadata)) {
-        metadata[key] = value === undefined ? undefined : snapshot(value, `Session node '${id}' metadata.${key}`);
-      }
+      // One round trip for the whole object; undefined-valued keys (dropped by JSON) mean
+      // "remove this key", so they are put back.
+      const metadata = snapshot(fields.metadata, `Session node '${id}' metadata`) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(fields.metadata)) if (value === undefined) metadata[key] = undefined;
       clean.metadata = metadata;
     }
     const current = this.live?.get(id);

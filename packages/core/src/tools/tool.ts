@@ -59,7 +59,7 @@ export function tool<Args = Record<string, unknown>, Result = unknown>(definitio
   }
   const schema = resolveSchema(definition.parameters ?? { type: "object", properties: {} }, `tool '${definition.name}'`);
   const frame: Frame = { key: `tool:${definition.name}:${++toolCounter}`, name: definition.name, kind: "tool" };
-  const info = { name: definition.name, doc: definition.description, expose: "full" as const, isAsync: true };
+  const info = { name: definition.name, doc: definition.description, expose: "full" as const, toolName: definition.name, isAsync: true };
   return {
     spec: { name: definition.name, description: definition.description, parameters: schema.jsonSchema },
     poll: definition.poll ?? false,

@@ -40,6 +40,13 @@ describe("situationalPrefix", () => {
     expect(situationalPrefix("C", "", { callPath: "A → C" })).toContain("Call path: A → C");
   });
 
+  it("names the tool the function is listed as, when that name differs", () => {
+    const text = situationalPrefix("WikiAgent.wiki_agent", "Research.", { toolName: "wiki_agent" });
+    expect(text).toContain("INSIDE the function `WikiAgent.wiki_agent`");
+    expect(text).toContain("may include it (as the tool `wiki_agent`) — do NOT call it");
+    expect(situationalPrefix("f", "", { toolName: "f" })).toContain("may include `f` itself");
+  });
+
   it("is deterministic, so identical situations render identical bytes", () => {
     const extras = { callPath: ["A", "B"] };
     expect(situationalPrefix("B", "Do B.", extras)).toBe(situationalPrefix("B", "Do B.", extras));

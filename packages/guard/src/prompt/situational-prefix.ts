@@ -6,6 +6,8 @@ export interface SituationalExtras {
   position?: string;
   /** What the function must return (`"a JSON object { title, summary }"`). */
   outputContract?: string;
+  /** The name the function has in the model's tool list, when it differs from `fnName` (`wiki_agent` for `WikiAgent.wiki_agent`). */
+  toolName?: string;
 }
 
 /**
@@ -23,9 +25,10 @@ export interface SituationalExtras {
  * ```
  */
 export function situationalPrefix(fnName: string, fnDoc?: string, extras?: SituationalExtras): string {
+  const listed = extras?.toolName !== undefined && extras.toolName !== fnName ? `it (as the tool \`${extras.toolName}\`)` : `\`${fnName}\` itself`;
   const lines = [
     `You are running INSIDE the function \`${fnName}\`; this request is part of its execution.`,
-    `Your tool list may include \`${fnName}\` itself — do NOT call it: calling it re-enters the execution you are part of and causes infinite recursion.`,
+    `Your tool list may include ${listed} — do NOT call it: calling it re-enters the execution you are part of and causes infinite recursion.`,
     `Use the lower-level tools to do the work directly.`,
   ];
   const callPath = extras?.callPath;
