@@ -2,10 +2,12 @@
 import { benchGuardOverhead } from "./guard-overhead";
 import { benchLoopDetector } from "./loop-detector";
 import { benchScopedCall } from "./scoped-call";
+import { benchTurnOverhead } from "./turn-overhead";
 
 async function main(): Promise<void> {
   await benchGuardOverhead();
   await benchScopedCall();
+  await benchTurnOverhead();
   benchLoopDetector();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
   require("./session-store");
