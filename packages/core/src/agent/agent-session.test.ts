@@ -50,6 +50,23 @@ describe("explicit session lifecycle", () => {
     reopened.close();
   });
 
+  it("a finished top-level call is committed at once, without waiting for the batch", async () => {
+    const store = new SessionStore({ path: join(directory, "commit.db"), shutdownFlush: false });
+    store.createSession("s", {});
+    class Counter extends Agent {
+      add(a: number, b: number) {
+        return a + b;
+      }
+    }
+    const counter = new Counter({ context: new Context({}, { store: new SessionNodeWriter(store, "s") }) });
+    expect(counter.add(2, 3)).toBe(5);
+    // No flush and no tick has passed: a second connection already sees the completed node.
+    const other = new SessionStore({ path: join(directory, "commit.db"), shutdownFlush: false });
+    expect(other.readNodes("s")).toMatchObject([{ name: "Counter.add", output: 5, metadata: { status: "completed" } }]);
+    other.close();
+    store.close();
+  });
+
   it("without a store, each call is standalone: no history carries over", async () => {
     const model = new ScriptedProvider(["one", "two"]);
     const researcher = new Researcher({ runtime: new Runtime({ provider: model }) });

@@ -39,9 +39,14 @@ export function enterFunctionScope<A extends unknown[], R>(
   const store = context.store;
   let writer = store;
   let nodeId: string | undefined;
+  // A call with no recorded caller ends a top-level call: its batch is committed when it finishes.
+  let topLevel = false;
   if (store !== undefined) {
     if (info.expose === "hidden") writer = undefined;
-    else nodeId = writeEntryNode(store, parent, context, info, args);
+    else {
+      topLevel = !(isLinked(parent, store) && parent.nodeId !== undefined);
+      nodeId = writeEntryNode(store, parent, context, info, args);
+    }
   }
   const scope: CallScope = {
     context,
@@ -57,7 +62,7 @@ export function enterFunctionScope<A extends unknown[], R>(
   try {
     result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
   } catch (error) {
-    if (nodeId !== undefined) finishNode(scope, nodeId, undefined, error);
+    if (nodeId !== undefined) finishNode(scope, nodeId, undefined, error, topLevel);
     // An async function's callers expect a rejection, even for a refusal at entry.
     if (info.isAsync) return Promise.reject(error) as R;
     throw error;
@@ -66,16 +71,16 @@ export function enterFunctionScope<A extends unknown[], R>(
   if (result instanceof Promise) {
     return result.then(
       (value: unknown) => {
-        finishNode(scope, nodeId, value, undefined);
+        finishNode(scope, nodeId, value, undefined, topLevel);
         return value;
       },
       (error: unknown) => {
-        finishNode(scope, nodeId, undefined, error);
+        finishNode(scope, nodeId, undefined, error, topLevel);
         throw error;
       },
     ) as R;
   }
-  finishNode(scope, nodeId, result, undefined);
+  finishNode(scope, nodeId, result, undefined, topLevel);
   return result;
 }
 
@@ -95,7 +100,7 @@ function writeEntryNode(
   args: readonly unknown[],
 ): string {
   const id = newNodeId();
-  const linked = parent !== undefined && parent.writer === writer && parent.nodeId !== undefined;
+  const linked = isLinked(parent, writer);
   const metadata: Record<string, unknown> = { status: "running", doc: info.doc };
   if (info.expose !== "full") metadata["expose"] = info.expose;
   if (info.renderRange !== undefined) metadata["renderRange"] = info.renderRange;
@@ -112,7 +117,7 @@ function writeEntryNode(
     role: "code" as const,
     name: info.name,
     input: args as unknown,
-    caller: linked ? (parent.nodeId as string) : null,
+    caller: linked ? (parent.nodeId ?? null) : null,
     predecessor,
     metadata,
   };
@@ -138,7 +143,16 @@ export function topLevelPredecessor(writer: NonNullable<Context["store"]>, conte
   return headId;
 }
 
-function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unknown): void {
+/**
+ * Whether nodes written under `parent` link to it: same writer, and the
+ * parent is a recorded call or a tool call the runtime opened (whose nodes
+ * follow the model turn that asked for them).
+ */
+function isLinked(parent: CallScope | undefined, writer: NonNullable<Context["store"]>): parent is CallScope {
+  return parent !== undefined && parent.writer === writer && (parent.nodeId !== undefined || parent.toolCall !== undefined);
+}
+
+function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unknown, topLevel: boolean): void {
   const writer = scope.writer;
   if (writer === undefined) return;
   const status = error === undefined ? "completed" : isCancellation(error) ? "cancelled" : "error";
@@ -153,6 +167,8 @@ function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unk
       writer.update(nodeId, { output: toRecordable(value), metadata });
     }
   }
+  // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now.
+  if (topLevel) writer.flush();
   scope.execution?.emit({ type: "node-end", nodeId, role: "code", name: scope.fn?.name ?? "", status });
 }
 
