@@ -48,6 +48,7 @@ export {
   MissingProviderError,
   ToolArgumentsError,
   ContextHeadError,
+  ContextStoreError,
   textBlock,
   textOf,
   ProviderError,

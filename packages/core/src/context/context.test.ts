@@ -3,7 +3,7 @@ import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionNodeWriter } from "../session/session-node-writer";
-import { ContextHeadError } from "../errors/core-errors";
+import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
 import { Context, DELETE } from "./context";
 
 describe("Context map API", () => {
@@ -96,6 +96,24 @@ describe("Context and sessions", () => {
     const error = await agent.ask("hi").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContextHeadError);
     expect((error as Error).message).toBe("Context head 'nope' does not exist.");
+  });
+
+  it("a second writer on the session of the running call is a clear error; another session is fine", async () => {
+    const store = new InMemorySessionStore();
+    store.createSession("s", {});
+    store.createSession("other", {});
+    const model = new ScriptedProvider(["x", "y"]);
+    const runtime = new Runtime({ provider: model });
+    class Outer extends Agent {
+      async run(context: Context) {
+        return new Agent({ runtime, context }).ask("inner");
+      }
+    }
+    const outer = new Outer({ runtime, context: new Context({}, { store: new SessionNodeWriter(store, "s") }) });
+    const error = await outer.run(new Context({}, { store: new SessionNodeWriter(store, "s") })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextStoreError);
+    expect((error as Error).message).toContain("session 's' through a different writer");
+    await expect(outer.run(new Context({}, { store: new SessionNodeWriter(store, "other") }))).resolves.toBe("x");
   });
 
   it("forSession refuses a writer for another session", () => {

@@ -101,3 +101,20 @@ export class ContextHeadError extends ReinError {
     this.sessionId = sessionId;
   }
 }
+
+/**
+ * A call would record to the session of the call it runs in through a
+ * different writer: two writers on one session would interleave sequence
+ * numbers and heads.
+ */
+export class ContextStoreError extends ReinError {
+  readonly sessionId: string;
+
+  constructor(sessionId: string) {
+    super(
+      `This call's Context records to session '${sessionId}' through a different writer than the call it runs in; ` +
+        `one session takes one writer at a time — use Context.current() (or derive() from it), or give the nested agent its own session`,
+    );
+    this.sessionId = sessionId;
+  }
+}

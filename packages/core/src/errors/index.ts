@@ -7,4 +7,5 @@ export {
   MissingProviderError,
   ToolArgumentsError,
   ContextHeadError,
+  ContextStoreError,
 } from "./core-errors";

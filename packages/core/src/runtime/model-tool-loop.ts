@@ -5,7 +5,7 @@ import { MaxIterationsExceededError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
 import { currentScope, newNodeId, type CallScope } from "../scope/call-scope";
-import { topLevelPredecessor } from "../scope/enter-scope";
+import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { Tool } from "../tools/tool";
 import { Execution } from "./execution";
@@ -41,6 +41,7 @@ export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promis
   const context = request.context ?? scope?.context ?? new Context();
   // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
   const writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
+  if (writer !== undefined) checkSameWriter(scope, writer);
   const linked = scope !== undefined && scope.writer === writer && scope.nodeId !== undefined;
   const owner: CallScope = linked
     ? scope

@@ -1,7 +1,7 @@
 import * as guard from "@rein/guard";
 import type { ChainLimits, Frame } from "@rein/guard";
 import { Context } from "../context/context";
-import { CancelledError, ContextHeadError } from "../errors/core-errors";
+import { CancelledError, ContextHeadError, ContextStoreError } from "../errors/core-errors";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 
@@ -42,6 +42,7 @@ export function enterFunctionScope<A extends unknown[], R>(
   // A call with no recorded caller ends a top-level call: its batch is committed when it finishes.
   let topLevel = false;
   if (store !== undefined) {
+    checkSameWriter(parent, store);
     if (info.expose === "hidden") writer = undefined;
     else {
       topLevel = !(isLinked(parent, store) && parent.nodeId !== undefined);
@@ -141,6 +142,14 @@ export function topLevelPredecessor(writer: NonNullable<Context["store"]>, conte
   writer.flush();
   if (!writer.store.hasNode(writer.sessionId, headId)) throw new ContextHeadError(headId, writer.sessionId);
   return headId;
+}
+
+/** Refuses a second writer on the session the enclosing call records to (rare path: writers differ). */
+export function checkSameWriter(parent: CallScope | undefined, store: NonNullable<Context["store"]>): void {
+  const active = parent?.writer;
+  if (active !== undefined && active !== store && active.sessionId === store.sessionId && active.store === store.store) {
+    throw new ContextStoreError(store.sessionId);
+  }
 }
 
 /**
