@@ -75,10 +75,26 @@ function isJsonScalar(value: unknown): boolean {
   return value === null || type === "string" || type === "boolean" || (type === "number" && Number.isFinite(value));
 }
 
-/** Parses `text` back, except for scalars, which are returned as they were given. */
+/**
+ * The snapshot of `value` whose JSON is `text`: scalars as given, flat
+ * arrays and plain objects of scalars as shallow copies (the common case
+ * for arguments and metadata), anything deeper parsed back from `text`.
+ */
 function parsed(value: unknown, text: string | undefined): unknown {
   if (text === undefined) return undefined;
-  return isJsonScalar(value) ? value : JSON.parse(text);
+  if (isJsonScalar(value)) return value;
+  if (Array.isArray(value)) return value.every(isJsonScalar) ? value.slice() : JSON.parse(text);
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const copy: Record<string, unknown> = {};
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item === undefined) continue;
+      if (!isJsonScalar(item)) return JSON.parse(text);
+      copy[key] = item;
+    }
+    return copy;
+  }
+  return JSON.parse(text);
 }
 
 function mergeUpdate(into: SessionNodeUpdate, fields: SessionNodeUpdate): SessionNodeUpdate {
@@ -185,7 +201,7 @@ export class SessionNodeWriter {
       output: parsed(node.output, json.output),
       caller: node.caller ?? null,
       predecessor: node.predecessor ?? null,
-      metadata: JSON.parse(json.metadata) as Record<string, unknown>,
+      metadata: parsed(node.metadata ?? {}, json.metadata) as Record<string, unknown>,
     };
     rememberNodeJson(stored, json);
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
