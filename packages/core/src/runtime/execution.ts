@@ -25,6 +25,8 @@ export class Execution {
     readonly maxSteps: number,
     readonly logger: Logger,
     private readonly listener: RuntimeEventListener | undefined,
+    /** The outermost run's signal: aborting it stops every nested run too. */
+    readonly signal: AbortSignal | undefined,
   ) {}
 
   /** Counts one model request against the shared budget. */

@@ -31,7 +31,13 @@ export function historyMessages(writer: SessionNodeWriter, context: Context, pos
 
 function render(nodes: readonly SessionNode[]): Message[] {
   const messages: Message[] = [];
+  // What ran inside a tool call is summed up by its tool result: nothing under it is rendered.
+  const insideToolCalls = new Set<string>();
   for (const node of nodes) {
+    if (node.caller !== null && insideToolCalls.has(node.caller)) {
+      insideToolCalls.add(node.id);
+      continue;
+    }
     const status = node.metadata["status"];
     if (node.role === "llm") {
       if (status !== "completed") continue;
@@ -40,7 +46,12 @@ function render(nodes: readonly SessionNode[]): Message[] {
       if (input.length > 0) messages.push({ role: "user", content: input });
       if (output.length > 0) messages.push({ role: "assistant", content: output });
     } else if (node.role === "code") {
-      if (status === "running" || node.metadata["toolCallId"] !== undefined) continue;
+      if (node.metadata["toolCallId"] !== undefined) {
+        insideToolCalls.add(node.id);
+        continue;
+      }
+      // Running calls are the ones this request is made in; compaction summaries are loop-internal.
+      if (status === "running" || node.metadata["kind"] === "compaction") continue;
       const outcome = status === "completed" ? `returned ${JSON.stringify(node.output)}` : `ended ${String(status)}`;
       messages.push({
         role: "user",
@@ -99,8 +110,15 @@ export function normalise(messages: readonly Message[]): Message[] {
   return merged.filter((message) => message.content.length > 0).reduce<Message[]>((out, message) => {
     const last = out[out.length - 1];
     if (last !== undefined && last.role === message.role) {
-      out[out.length - 1] = { role: last.role, content: [...last.content, ...message.content] };
-    } else out.push(message);
+      out[out.length - 1] = { role: last.role, content: resultsFirst([...last.content, ...message.content]) };
+    } else out.push(message.role === "user" ? { role: "user", content: resultsFirst(message.content) } : message);
     return out;
   }, []);
+}
+
+/** Tool results first, everything else after, each in its order: the APIs reject text before a tool result. */
+export function resultsFirst(content: readonly ContentBlock[]): ContentBlock[] {
+  const results = content.filter((block) => block.type === "tool_result");
+  if (results.length === 0 || results.length === content.length) return [...content];
+  return [...results, ...content.filter((block) => block.type !== "tool_result")];
 }

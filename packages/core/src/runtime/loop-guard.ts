@@ -52,8 +52,15 @@ export class LoopGuard {
   before(call: ToolUseBlock, poll: boolean): ToolResultBlock | undefined {
     const detector = this.detector;
     if (detector === undefined) return undefined;
-    const verdict = detector.detect(call.name, call.input, { runId: this.runId, poll });
-    detector.recordCall({ toolName: call.name, params: call.input, toolCallId: call.id, runId: this.runId });
+    let verdict: ReturnType<ToolLoopDetector["detect"]>;
+    try {
+      verdict = detector.detect(call.name, call.input, { runId: this.runId, poll });
+      detector.recordCall({ toolName: call.name, params: call.input, toolCallId: call.id, runId: this.runId });
+    } catch (error) {
+      // Arguments that cannot be hashed (nested too deep) are not comparable: the call is treated as new.
+      this.execution.logger.warn({ err: error, tool: call.name }, "tool-loop detection skipped an unhashable call");
+      return undefined;
+    }
     if (!verdict.stuck) return undefined;
     if (verdict.level === "warning") {
       this.warn(verdict, call);
@@ -85,13 +92,18 @@ export class LoopGuard {
 
   /** Records what a call returned or threw, and feeds the post-compaction guard. */
   after(call: ToolUseBlock, outcome: { result?: unknown; error?: unknown }): void {
-    const record = (this.detector ?? scratch()).recordOutcome({
-      toolName: call.name,
-      params: call.input,
-      toolCallId: call.id,
-      runId: this.runId,
-      ...outcome,
-    });
+    let record: ReturnType<ToolLoopDetector["recordOutcome"]>;
+    try {
+      record = (this.detector ?? scratch()).recordOutcome({
+        toolName: call.name,
+        params: call.input,
+        toolCallId: call.id,
+        runId: this.runId,
+        ...outcome,
+      });
+    } catch {
+      return; // unhashable (see before): nothing to compare
+    }
     const seen = this.compaction.observe({ toolName: call.name, argsHash: record.argsHash, resultHash: record.resultHash });
     if (seen.shouldAbort && seen.error !== undefined) throw this.execution.abort(seen.error);
   }

@@ -4,7 +4,7 @@ import { Context } from "../context/context";
 import { MaxIterationsExceededError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
-import { currentScope, newNodeId, type CallScope } from "../scope/call-scope";
+import { currentScope, newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { Tool } from "../tools/tool";
@@ -37,14 +37,16 @@ export interface ExecResult {
 /** Runs one loop; see {@link Runtime.exec}. */
 export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promise<ExecResult> {
   const scope = currentScope();
-  const execution = scope?.execution ?? new Execution(runtime.maxSteps, runtime.logger, runtime.onEvent);
+  const execution = scope?.execution ?? new Execution(runtime.maxSteps, runtime.logger, runtime.onEvent, request.signal);
   const context = request.context ?? scope?.context ?? new Context();
   // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
-  const writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
+  let writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
+  if (writer !== undefined && scope?.suppressed === writer) writer = undefined;
   if (writer !== undefined) checkSameWriter(scope, writer);
   const linked = scope !== undefined && scope.writer === writer && scope.nodeId !== undefined;
+  // Each loop keeps its own tail, so two loops running at once in one call never interleave their nodes.
   const owner: CallScope = linked
-    ? scope
+    ? { ...scope, context, execution, tail: scope.tail, toolCall: undefined }
     : {
         context,
         execution,
@@ -53,9 +55,20 @@ export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promis
         nodeId: undefined,
         tail: writer === undefined ? null : topLevelPredecessor(writer, context),
         toolCall: undefined,
+        suppressed: scope?.suppressed,
       };
-  const loopScope: CallScope = owner.execution === execution && owner.context === context ? owner : { ...owner, context, execution };
-  return withFrameData(loopScope, loop, runtime, request, execution, owner, context, writer);
+  const signal = joinSignals(request.signal, execution.signal);
+  const run = withFrameData(owner, loop, runtime, request, execution, owner, context, writer, signal);
+  if (!linked) return run;
+  return run.finally(() => {
+    scope.tail = owner.tail;
+  });
+}
+
+function joinSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a === undefined || a === b) return b;
+  if (b === undefined) return a;
+  return AbortSignal.any([a, b]);
 }
 
 async function loop(
@@ -65,6 +78,7 @@ async function loop(
   owner: CallScope,
   context: Context,
   writer: SessionNodeWriter | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<ExecResult> {
   const provider = runtime.provider;
   const model = request.model ?? runtime.model ?? provider.modelId;
@@ -73,14 +87,16 @@ async function loop(
   const denied = deniedTools();
   const specs = [...tools.values()].filter((tool) => !denied.includes(tool.spec.name)).map((tool) => tool.spec);
   const system = request.system ?? "";
-  const signal = request.signal;
   const fn = owner.fn;
 
   const history = writer === undefined ? [] : historyMessages(writer, context, { callId: owner.nodeId ?? null, tail: owner.tail });
+  // A trailing user turn of the history joins the new one; its tool results must still lead it.
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
+  const carriedResults = carried.filter((block) => block.type === "tool_result");
+  const carriedOther = carried.filter((block) => block.type !== "tool_result");
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
   const leading: ContentBlock[] = fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(runtime), toolName: fn.toolName }))];
-  const opening: ContentBlock[] = [...leading, ...(await context.render()), ...carried, ...content];
+  const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await context.render()), ...carriedOther, ...content];
   let messages: Message[] = [...history, { role: "user", content: opening }];
   const { config, userEnabled } = LoopGuard.resolve(runtime.loopDetection, request.loopDetection);
   const loopGuard = new LoopGuard(execution, config, userEnabled);
@@ -111,10 +127,11 @@ async function loop(
     execution.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
     try {
-      response = await provider.complete(
+      const answer = await provider.complete(
         { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort },
         { signal },
       );
+      response = { ...answer, content: checkedToolCalls(answer.content) };
     } catch (error) {
       if (writer !== undefined) recordLlmNode(writer, execution, owner, model, recordedInput, undefined, error);
       // A context overflow compacts the oldest history and retries; anything else ends the loop.
@@ -181,23 +198,71 @@ function recordLlmNode(
 ): string {
   const id = newNodeId();
   const status = response !== undefined ? "completed" : "error";
-  writer.append({
+  const node = {
     id,
-    role: "llm",
+    role: "llm" as const,
     name: model,
-    input: { content: input },
-    output: response === undefined ? undefined : { content: response.content },
+    input: { content: input } as unknown,
+    output: response === undefined ? undefined : ({ content: response.content } as unknown),
     caller: owner.nodeId ?? null,
     predecessor: owner.tail,
     metadata:
       response !== undefined
         ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
         : { status, model, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
-  });
+  };
+  try {
+    writer.append(node);
+  } catch (failure) {
+    // Content that is not JSON (say, tool arguments nested too deep to serialise) is kept readable, never fatal.
+    if (!(failure instanceof TypeError)) throw failure;
+    writer.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
+  }
   owner.tail = id;
   writer.flush();
   execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
   return id;
+}
+
+/** Deeper arguments than any tool schema needs; they are refused before they can overflow a serialiser. */
+const MAX_ARGUMENT_DEPTH = 64;
+
+/**
+ * Makes an assistant turn safe to act on and to send back: repeated
+ * tool_use ids are renamed so each call gets exactly one result, and
+ * arguments nested deeper than {@link MAX_ARGUMENT_DEPTH} are replaced by
+ * `{}` with an `inputError` (the model gets a tool error, not a crash).
+ */
+function checkedToolCalls(content: readonly ContentBlock[]): readonly ContentBlock[] {
+  const seen = new Set<string>();
+  let changed = false;
+  const checked = content.map((block) => {
+    if (block.type !== "tool_use") return block;
+    let id = block.id;
+    for (let n = 2; seen.has(id); n++) id = `${block.id}_${n}`;
+    seen.add(id);
+    const tooDeep = depthExceeds(block.input, MAX_ARGUMENT_DEPTH);
+    if (id === block.id && !tooDeep) return block;
+    changed = true;
+    return tooDeep
+      ? { ...block, id, input: {}, inputError: `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
+      : { ...block, id };
+  });
+  return changed ? checked : content;
+}
+
+/** Whether `value` nests objects/arrays deeper than `limit` (iterative: safe on any depth). */
+function depthExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (depth > limit) return true;
+    for (const child of Object.values(item as object)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 function appendSummaryNode(writer: SessionNodeWriter, owner: CallScope, summary: string, truncated: boolean): string {

@@ -67,7 +67,8 @@ export async function runToolCall(call: ToolUseBlock, site: ToolCallSite): Promi
   const toolScope: CallScope = {
     ...site.owner,
     execution,
-    tail: site.requestedBy ?? site.owner.tail,
+    // The loop's tail: the model turn for the first call, then the previous call, so calls chain.
+    tail: site.owner.tail,
     toolCall: { id: call.id, name: call.name, requestedBy: site.requestedBy },
   };
   try {

@@ -46,6 +46,8 @@ export interface CallScope {
   tail: string | null;
   /** Set on the scope a tool call runs in; consumed by the call it makes. */
   readonly toolCall: PendingToolCall | undefined;
+  /** The writer an `expose: "hidden"` call above this scope silenced: nothing under it is recorded there. */
+  readonly suppressed?: SessionNodeWriter;
 }
 
 const frameData = currentFrameData;

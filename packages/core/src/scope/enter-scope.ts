@@ -16,8 +16,6 @@ export interface ScopeOwner {
   readonly scopeLimits: ChainLimits | undefined;
 }
 
-let fallbackContext: Context | undefined;
-
 /**
  * Runs `target.apply(thisArg, args)` as a scoped call: a guard frame (the
  * recursion ceiling, cycle detection and chain depth are checked on entry),
@@ -35,16 +33,20 @@ export function enterFunctionScope<A extends unknown[], R>(
 ): R {
   const parent = currentScope();
   const context =
-    owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? (fallbackContext ??= new Context()));
+    owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
   const store = context.store;
   let writer = store;
   let nodeId: string | undefined;
   // A call with no recorded caller ends a top-level call: its batch is committed when it finishes.
   let topLevel = false;
+  let suppressed = parent?.suppressed;
   if (store !== undefined) {
     checkSameWriter(parent, store);
-    if (info.expose === "hidden") writer = undefined;
-    else {
+    if (info.expose === "hidden" || suppressed === store) {
+      // A hidden call records nothing, and neither does anything it runs on the same store.
+      writer = undefined;
+      suppressed = store;
+    } else {
       topLevel = !(isLinked(parent, store) && parent.nodeId !== undefined);
       nodeId = writeEntryNode(store, parent, context, info, args);
     }
@@ -57,6 +59,7 @@ export function enterFunctionScope<A extends unknown[], R>(
     nodeId,
     tail: null,
     toolCall: undefined,
+    suppressed,
   };
   const limits = owner?.scopeLimits;
   let result: R;
