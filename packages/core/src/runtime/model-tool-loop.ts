@@ -212,7 +212,8 @@ function recordLlmNode(
         : { status, model, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
   };
   try {
-    writer.append(node);
+    // Model turns are built by the runtime from parsed provider JSON and never mutated: no snapshot needed.
+    writer.append(node, { owned: true });
   } catch (failure) {
     // Content that is not JSON (say, tool arguments nested too deep to serialise) is kept readable, never fatal.
     if (!(failure instanceof TypeError)) throw failure;

@@ -13,7 +13,7 @@ export { SessionStore } from "./session-store";
 export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";
-export type { SessionNodeInput, SessionNodeWriterOptions, SessionWriteBatching } from "./session-node-writer";
+export type { SessionNodeInput, SessionNodeWriterOptions, SessionWriteBatching, SessionAppendOptions } from "./session-node-writer";
 export { SessionGraph } from "./session-graph";
 export { selectHistory } from "./history";
 export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "./history";

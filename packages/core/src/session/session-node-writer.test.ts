@@ -1,5 +1,6 @@
 import { InMemorySessionStore } from "./in-memory-session-store";
 import { SessionNodeWriter } from "./session-node-writer";
+import { SessionStore } from "./session-store";
 import type { SessionStoreLike, SessionWriteOperation } from "./session-store-like";
 import { SessionNodeNotFoundError } from "./session-errors";
 
@@ -172,5 +173,19 @@ describe("SessionNodeWriter.graph", () => {
     expect(reads).toHaveBeenCalledTimes(1);
     expect(graph.get("a")).toMatchObject({ output: 1, metadata: { status: "completed" } });
     expect(graph.childrenOf("a").map((n) => n.id)).toEqual(["b"]);
+  });
+});
+
+describe("SessionNodeWriter.append with { owned: true }", () => {
+  it("keeps handed-over values without a snapshot, and a file store serialises them on commit", () => {
+    const store = new SessionStore({ path: ":memory:" });
+    store.createSession("o", {});
+    const writer = new SessionNodeWriter(store, "o");
+    const output = { content: [{ type: "text", text: "hi" }] };
+    const node = writer.append({ id: "l1", role: "llm", name: "m", output, metadata: { status: "completed" } }, { owned: true });
+    expect(node.output).toBe(output);
+    writer.flush();
+    expect(store.readNodes("o")[0]).toMatchObject({ id: "l1", output: { content: [{ type: "text", text: "hi" }] } });
+    store.close();
   });
 });

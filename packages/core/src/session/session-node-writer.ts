@@ -62,6 +62,18 @@ function serialise(value: unknown, what: string): string | undefined {
   }
 }
 
+/** Options of {@link SessionNodeWriter.append}. */
+export interface SessionAppendOptions {
+  /**
+   * The caller hands the values over: they are plain JSON data that nobody
+   * mutates afterwards. The writer then keeps them without a snapshot (no
+   * JSON round trip now; a file store serialises them on commit). The runtime
+   * uses it for model turns.
+   * @default false
+   */
+  owned?: boolean;
+}
+
 /** A JSON round trip: validates serialisability now and snapshots the value. */
 function snapshot(value: unknown, what: string): unknown {
   if (isJsonScalar(value)) return value;
@@ -183,27 +195,44 @@ export class SessionNodeWriter {
    * and the first version stays. Returns the node as it will be stored.
    * Throws a `TypeError` when `input`, `output` or `metadata` is not JSON.
    */
-  append(node: SessionNodeInput): SessionNode {
+  append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     const knownSeq = this.appended.get(node.id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
-    const json: NodeJson = {
-      input: serialise(node.input, `Session node '${node.id}' input`),
-      output: serialise(node.output, `Session node '${node.id}' output`),
-      metadata: serialise(node.metadata ?? {}, `Session node '${node.id}' metadata`) ?? "{}",
-    };
-    const stored: SessionNode = {
-      id: node.id,
-      seq,
-      createdAt: node.createdAt ?? Date.now(),
-      role: node.role,
-      name: node.name,
-      input: parsed(node.input, json.input),
-      output: parsed(node.output, json.output),
-      caller: node.caller ?? null,
-      predecessor: node.predecessor ?? null,
-      metadata: parsed(node.metadata ?? {}, json.metadata) as Record<string, unknown>,
-    };
-    rememberNodeJson(stored, json);
+    let stored: SessionNode;
+    if (options?.owned === true) {
+      // Handed over: plain JSON data nobody mutates later. Kept as is; stores serialise on commit.
+      stored = {
+        id: node.id,
+        seq,
+        createdAt: node.createdAt ?? Date.now(),
+        role: node.role,
+        name: node.name,
+        input: node.input,
+        output: node.output,
+        caller: node.caller ?? null,
+        predecessor: node.predecessor ?? null,
+        metadata: { ...node.metadata },
+      };
+    } else {
+      const json: NodeJson = {
+        input: serialise(node.input, `Session node '${node.id}' input`),
+        output: serialise(node.output, `Session node '${node.id}' output`),
+        metadata: serialise(node.metadata ?? {}, `Session node '${node.id}' metadata`) ?? "{}",
+      };
+      stored = {
+        id: node.id,
+        seq,
+        createdAt: node.createdAt ?? Date.now(),
+        role: node.role,
+        name: node.name,
+        input: parsed(node.input, json.input),
+        output: parsed(node.output, json.output),
+        caller: node.caller ?? null,
+        predecessor: node.predecessor ?? null,
+        metadata: parsed(node.metadata ?? {}, json.metadata) as Record<string, unknown>,
+      };
+      rememberNodeJson(stored, json);
+    }
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
     this.appended.set(node.id, seq);
     this.nextSeq = Math.max(this.nextSeq, seq + 1);
