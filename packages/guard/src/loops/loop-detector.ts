@@ -71,6 +71,9 @@ const UNKNOWN_TOOL_PATTERNS = [
   /tool\s+["'`]?([\w.-]+)["'`]?\s+(?:was\s+)?(?:not found|does not exist|is not available|is unknown)/i,
 ];
 
+/** Distinct hashes kept interned before the table starts over (far above any window). */
+const INTERN_LIMIT = 4096;
+
 /**
  * Watches one agent's tool calls for loops that make no progress: the same
  * call repeated, a poll that never changes, two calls alternating, a few
@@ -102,6 +105,7 @@ export class ToolLoopDetector {
   private lastParams: unknown = NOT_STUCK;
   private lastToolName = "";
   private lastArgsHash = "";
+  private readonly interned = new Map<string, string>();
   private lastRunKey: string | undefined;
 
   /** @param config partial settings, resolved with {@link resolveLoopDetectionConfig} (detection is off unless `enabled: true`). */
@@ -173,7 +177,7 @@ export class ToolLoopDetector {
 
     const failed = outcome.error !== undefined;
     record.outcome = failed ? "error" : "result";
-    record.resultHash = hashOutcome(outcome, { volatileKeys: this.volatileKeysFor(outcome.toolName) });
+    record.resultHash = this.intern(hashOutcome(outcome, { volatileKeys: this.volatileKeysFor(outcome.toolName) }));
     if (failed) {
       const unknownToolName = unknownToolNameOf(outcome.error);
       if (unknownToolName !== undefined) record.unknownToolName = unknownToolName;
@@ -359,11 +363,23 @@ export class ToolLoopDetector {
     if (params === this.lastParams && toolName === this.lastToolName && typeof params === "object" && params !== null) {
       return this.lastArgsHash;
     }
-    const argsHash = hashToolCall(toolName, params);
+    const argsHash = this.intern(hashToolCall(toolName, params));
     this.lastParams = params;
     this.lastToolName = toolName;
     this.lastArgsHash = argsHash;
     return argsHash;
+  }
+
+  /**
+   * One string object per distinct hash: the window scans compare hashes on
+   * every call, and equal objects compare by identity instead of 70 characters.
+   */
+  private intern(hash: string): string {
+    const known = this.interned.get(hash);
+    if (known !== undefined) return known;
+    if (this.interned.size >= INTERN_LIMIT) this.interned.clear();
+    this.interned.set(hash, hash);
+    return hash;
   }
 
   private volatileKeysFor(toolName: string): ReadonlySet<string> {
