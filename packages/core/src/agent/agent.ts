@@ -58,16 +58,10 @@ export interface AskOptions {
  * The static fields a subclass may declare as class defaults. Annotate with
  * it to have them type-checked: `static methodOptions: AgentClassDefaults["methodOptions"] = {...}`.
  */
-export interface AgentClassDefaults {
-  model?: string;
-  effort?: Effort;
-  instructions?: string;
-  context?: Context;
-  tools?: readonly AgentToolEntry[];
-  runtime?: Runtime;
-  methodOptions?: Readonly<Record<string, MethodOptions>>;
-  loopDetection?: LoopDetectionOptions;
-}
+export type AgentClassDefaults = Pick<
+  AgentOptions,
+  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection"
+>;
 
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
 export interface AgentSpec {
