@@ -19,6 +19,7 @@ export type { RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-event
 export { tool } from "./tools/tool";
 export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
+export { currentSignal } from "./scope/call-scope";
 export { addPreInvocationHook, removePreInvocationHook } from "./scope/hooks";
 export type { PreInvocationHook, InvocationInfo } from "./scope/hooks";
 export * from "./errors";

@@ -1,3 +1,4 @@
+import { ToolApprovalError } from "../errors/core-errors";
 import type { Tool } from "../tools/tool";
 import { validateArguments } from "../tools/tool";
 import type { MethodInfo } from "./class-setup";
@@ -23,30 +24,21 @@ export function methodTool(instance: object, method: MethodInfo, approve: ToolAp
     },
     poll: options.poll ?? false,
     maxResultChars: options.maxResultChars,
+    timeout: options.timeout,
     async execute(args) {
       const value = (await validateArguments(name, toolInfo.schema, args)) as Record<string, unknown>;
       if (options.requiresApproval) {
         const approved = approve !== undefined && (await approve({ toolName: name, args: value }));
         if (!approved) {
-          throw new Error(
-            `calling '${name}' requires approval and it was not approved` +
-              (approve === undefined ? " (no approveToolCall was configured on the agent)" : ""),
-          );
+          throw new ToolApprovalError(name, { approverConfigured: approve !== undefined });
         }
       }
       const positional = toolInfo.positional;
       const callArgs = positional === undefined ? [value] : positional.map((parameter) => value[parameter]);
+      // The runtime runs this with the call's signal in scope (read by the method with `currentSignal()`);
+      // a `timeout` fires that signal and ends the call (see executeToolCall).
       const target = (instance as Record<string, (...a: unknown[]) => unknown>)[name];
-      if (options.timeout === undefined) return target.apply(instance, callArgs);
-      return withTimeout(Promise.resolve(target.apply(instance, callArgs)), options.timeout, name);
+      return target.apply(instance, callArgs);
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, milliseconds: number, name: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`'${name}' timed out after ${milliseconds} ms (methodOptions.timeout)`)), milliseconds);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,6 @@
 import { withFrameData } from "@rein/guard";
 import { ContextProviderError } from "../errors/core-errors";
+import { checkContextArguments, checkForSessionArguments } from "../options/context-options-schema";
 import type { TextBlock } from "../model/content";
 import { currentScope, type CallScope } from "../scope/call-scope";
 import type { SessionNode } from "../session/session-node";
@@ -75,16 +76,11 @@ export class Context implements Iterable<[string, unknown]> {
   private readonly ownHeadId: string | undefined;
 
   constructor(blocks?: Blocks, options: ContextOptions = {}) {
+    checkContextArguments(blocks, options);
     this.parent = options.parent;
     this.callId = options.callId;
     this.ownProviders = new Map(Object.entries(options.providers ?? {}));
-    for (const [name, provider] of this.ownProviders) {
-      if (typeof provider !== "function") {
-        throw new TypeError(`Context provider '${name}' must be a function (context) => value, got ${typeof provider}`);
-      }
-    }
     this.ownHistoryFilter = options.historyFilter;
-    if (options.historyFilter !== undefined) checkHistoryFilter(options.historyFilter);
     this.ownStore = options.store;
     this.ownHeadId = options.headId;
     if (blocks !== undefined) {
@@ -103,6 +99,7 @@ export class Context implements Iterable<[string, unknown]> {
     sessionId: string,
     options: ForSessionOptions = {},
   ): Context {
+    checkForSessionArguments(store, sessionId, options);
     const writer = resolveWriter(store, sessionId);
     return new Context(options.blocks, {
       store: writer,
@@ -217,14 +214,20 @@ export class Context implements Iterable<[string, unknown]> {
   bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
     return (...args: A): R => {
       const scope = currentScope();
+      const store = this.store ?? scope?.writer;
+      const silenced = store !== undefined && scope?.suppressed === store;
       const bound: CallScope = {
         context: this,
         execution: scope?.execution,
+        events: scope?.events,
         fn: scope?.fn,
-        writer: this.store ?? scope?.writer,
-        nodeId: scope?.nodeId,
-        tail: scope?.tail ?? null,
+        // Under an `expose: "hidden"` call, bound work on the silenced store records nothing either.
+        writer: silenced ? undefined : store,
+        cursor: !silenced && scope?.cursor?.writer === store ? scope?.cursor : undefined,
         toolCall: undefined,
+        suppressed: scope?.suppressed,
+        signal: scope?.signal,
+        region: scope?.region,
       };
       return withFrameData(bound, fn, ...args);
     };
@@ -267,14 +270,14 @@ export class Context implements Iterable<[string, unknown]> {
 function pushBlock(blocks: TextBlock[], name: string, value: unknown): void {
   if (value === undefined || value === null || value === DELETE) return;
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  blocks.push({ type: "text", text: `<context name="${name}">\n${text}\n</context>` });
+  blocks.push({ type: "text", text: `<context name="${escapeAttribute(name)}">\n${text}\n</context>` });
 }
 
-function checkHistoryFilter(filter: unknown): void {
-  if (filter === "dag" || filter === "current_call" || filter === false || typeof filter === "function") return;
-  throw new TypeError(
-    `Invalid historyFilter: ${JSON.stringify(filter)} — use "dag", "current_call", false, or a function (node, context) => boolean`,
-  );
+const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;" };
+
+/** A block name as an XML attribute value: a name cannot close the tag or forge another block. */
+function escapeAttribute(name: string): string {
+  return name.replace(/[&"<>]/g, (char) => ATTRIBUTE_ESCAPES[char]!);
 }
 
 function resolveWriter(store: SessionStoreLike | SessionNodeWriter, sessionId: string): SessionNodeWriter {

@@ -1,6 +1,8 @@
 import type { ContentBlock, Message } from "../model/content";
 import { textOf } from "../model/content";
 import type { ModelProvider } from "../model/model-provider";
+import type { Logger } from "pino";
+import { abortReason, raceSignal } from "./cancellation";
 import type { Execution } from "./execution";
 
 /** What compaction produced. */
@@ -29,7 +31,7 @@ const TRUNCATED_CHARS = 2_000;
 export async function compactConversation(
   messages: readonly Message[],
   leading: readonly ContentBlock[],
-  options: { provider: ModelProvider; model: string; execution: Execution; signal: AbortSignal | undefined },
+  options: { provider: ModelProvider; model: string; execution: Execution; logger: Logger; signal: AbortSignal | undefined },
 ): Promise<Compaction | undefined> {
   let cut = -1;
   for (let i = messages.length - 1; i > 0; i--) {
@@ -45,7 +47,7 @@ export async function compactConversation(
   let truncated = false;
   try {
     options.execution.step();
-    const response = await options.provider.complete(
+    const response = await raceSignal(options.provider.complete(
       {
         model: options.model,
         system: SUMMARY_INSTRUCTIONS,
@@ -53,18 +55,18 @@ export async function compactConversation(
         tools: [],
       },
       { signal: options.signal },
-    );
+    ), options.signal);
     summary = textOf(response.content).trim();
     if (summary === "") throw new Error("empty summary");
   } catch (error) {
-    if (options.execution.abortError !== undefined) throw options.execution.abortError;
-    options.signal?.throwIfAborted();
+    if (options.execution.aborted) throw options.execution.abortError;
+    if (options.signal?.aborted === true) throw abortReason(options.signal);
     truncated = true;
     summary =
       transcript.length <= TRUNCATED_CHARS * 2
         ? transcript
         : `${transcript.slice(0, TRUNCATED_CHARS)}\n[… ${transcript.length - TRUNCATED_CHARS * 2} characters omitted …]\n${transcript.slice(-TRUNCATED_CHARS)}`;
-    options.execution.logger.warn({ err: error }, "compaction summary request failed; truncated instead");
+    options.logger.warn({ err: error }, "compaction summary request failed; truncated instead");
   }
   const opening: Message = {
     role: "user",

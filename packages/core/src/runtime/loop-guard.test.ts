@@ -33,14 +33,48 @@ function counterTool(name = "status", result: () => unknown = () => "still runni
 }
 
 describe("tool-loop detection in the runtime", () => {
-  it("is off by default: 25 identical calls are neither warned about nor blocked", async () => {
+  it("is on by default in the Runtime: warned at the 10th identical call, blocked from the 20th, ToolLoopError at the 3rd block", async () => {
     const { tool: status, runs } = counterTool();
     const model = stuckModel();
     const events: RuntimeEvent[] = [];
-    const runtime = new Runtime({ provider: model, maxIterations: 25, onEvent: (e) => events.push(e) });
-    await expect(runtime.exec({ content: "wait for job 42", tools: [status] })).rejects.toThrow("maxIterations 25");
-    expect(runs.count).toBe(25);
-    expect(events.some((e) => e.type === "loop-warning" || e.type === "tool-blocked")).toBe(false);
+    const runtime = new Runtime({ provider: model, maxIterations: 60, onEvent: (e) => events.push(e) });
+    await expect(runtime.exec({ content: "wait for job 42", tools: [status] })).rejects.toThrow(ToolLoopError);
+    const warnings = events.filter((e) => e.type === "loop-warning");
+    const blocks = events.filter((e) => e.type === "tool-blocked");
+    expect(warnings.map((e) => (e as { count: number }).count)).toEqual([10]);
+    expect(blocks).toHaveLength(3);
+    // 20 calls ran (the 11th, following 10 identical ones, was warned); the next three were blocked and never ran.
+    expect(runs.count).toBe(20);
+    // The warning reached the model in the user turn right after that call, long before anything was blocked.
+    expect(texts(lastUser(model.requests[10])).some((text) => /^WARNING: .*status/.test(text))).toBe(false);
+    expect(texts(lastUser(model.requests[11])).some((text) => /^WARNING: .*status/.test(text))).toBe(true);
+  });
+
+  it("with the default maxIterations (20) a stuck loop is warned at the 10th call and ends with MaxIterationsExceededError", async () => {
+    const { tool: status, runs } = counterTool();
+    const events: RuntimeEvent[] = [];
+    const runtime = new Runtime({ provider: stuckModel(), onEvent: (e) => events.push(e) });
+    await expect(runtime.exec({ content: "wait for job 42", tools: [status] })).rejects.toThrow("maxIterations 20");
+    expect(runs.count).toBe(20);
+    expect(events.filter((e) => e.type === "loop-warning")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "tool-blocked")).toHaveLength(0);
+  });
+
+  it("is off when the runtime or the agent says enabled: false: 25 identical calls are neither warned about nor blocked", async () => {
+    for (const options of [{ runtime: { enabled: false } }, { agent: { enabled: false } }] as const) {
+      const { tool: status, runs } = counterTool();
+      const events: RuntimeEvent[] = [];
+      const runtime = new Runtime({
+        provider: stuckModel(),
+        maxIterations: 25,
+        onEvent: (e) => events.push(e),
+        ...("runtime" in options ? { loopDetection: options.runtime } : {}),
+      });
+      const loopDetection = "agent" in options ? options.agent : undefined;
+      await expect(runtime.exec({ content: "wait for job 42", tools: [status], loopDetection })).rejects.toThrow("maxIterations 25");
+      expect(runs.count).toBe(25);
+      expect(events.some((e) => e.type === "loop-warning" || e.type === "tool-blocked")).toBe(false);
+    }
   });
 
   it("shows a warning to the model at the start of its next user turn (after the tool results)", async () => {

@@ -9,14 +9,16 @@ import {
 } from "@rein/guard";
 import type { TextBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
 import type { Execution } from "./execution";
+import type { RunEvents } from "./run-events";
 
 let runCounter = 0;
 
 /**
  * Tool-loop detection and the post-compaction guard for one model-tool
- * loop. The detector itself lives on the execution (one window per run id),
- * so nested loops never see each other's calls; blocks are counted over the
- * whole execution, so a model cannot escape the limit by nesting.
+ * loop, with that loop's own agent's settings: a nested agent's thresholds,
+ * poll tools, volatile keys and tool overrides apply to its own loop and to
+ * no other. Blocks are counted over the whole execution, so a model cannot
+ * escape the limit by nesting.
  */
 export class LoopGuard {
   private readonly runId = `loop-${++runCounter}`;
@@ -28,19 +30,26 @@ export class LoopGuard {
 
   constructor(
     private readonly execution: Execution,
-    readonly config: LoopDetectionConfig,
-    userEnabled: boolean | undefined,
+    private readonly events: RunEvents,
+    settings: ResolvedLoopDetection,
   ) {
-    this.detector = config.enabled ? (execution.loopDetector ??= new ToolLoopDetector(config)) : undefined;
-    this.compaction = new PostCompactionGuard(config.postCompactionGuard, { enabled: userEnabled });
+    this.config = settings.config;
+    this.detector = settings.config.enabled ? new ToolLoopDetector(settings.config) : undefined;
+    this.compaction = new PostCompactionGuard(settings.config.postCompactionGuard, { enabled: settings.userEnabled });
   }
 
-  /** Resolves the runtime's global settings with the agent's overrides, field by field. */
-  static resolve(global: LoopDetectionOptions | undefined, perAgent: LoopDetectionOptions | undefined): {
-    config: LoopDetectionConfig;
-    userEnabled: boolean | undefined;
-  } {
-    return { config: resolveLoopDetectionConfig(global, perAgent), userEnabled: perAgent?.enabled ?? global?.enabled };
+  readonly config: LoopDetectionConfig;
+
+  /**
+   * Resolves the runtime's global settings with the agent's overrides, field
+   * by field. Detection is ON unless one of them says `enabled: false`.
+   */
+  static resolve(global: LoopDetectionOptions | undefined, perAgent: LoopDetectionOptions | undefined): ResolvedLoopDetection {
+    const enabled = perAgent?.enabled ?? global?.enabled ?? true;
+    return {
+      config: { ...resolveLoopDetectionConfig(global, perAgent), enabled },
+      userEnabled: perAgent?.enabled ?? global?.enabled,
+    };
   }
 
   /**
@@ -58,7 +67,7 @@ export class LoopGuard {
       detector.recordCall({ toolName: call.name, params: call.input, toolCallId: call.id, runId: this.runId });
     } catch (error) {
       // Arguments that cannot be hashed (nested too deep) are not comparable: the call is treated as new.
-      this.execution.logger.warn({ err: error, tool: call.name }, "tool-loop detection skipped an unhashable call");
+      this.events.logger.warn({ err: error, tool: call.name }, "tool-loop detection skipped an unhashable call");
       return undefined;
     }
     if (!verdict.stuck) return undefined;
@@ -68,8 +77,8 @@ export class LoopGuard {
     }
     const execution = this.execution;
     execution.blockedCalls++;
-    execution.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
-    execution.emit({
+    this.events.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
+    this.events.emit({
       type: "tool-blocked",
       toolName: call.name,
       toolCallId: call.id,
@@ -92,6 +101,8 @@ export class LoopGuard {
 
   /** Records what a call returned or threw, and feeds the post-compaction guard. */
   after(call: ToolUseBlock, outcome: { result?: unknown; error?: unknown }): void {
+    // With detection off, outcomes are only hashed while the post-compaction window is open.
+    if (this.detector === undefined && !this.compaction.armed) return;
     let record: ReturnType<ToolLoopDetector["recordOutcome"]>;
     try {
       record = (this.detector ?? scratch()).recordOutcome({
@@ -124,8 +135,8 @@ export class LoopGuard {
     const last = this.reported.get(verdict.warningKey);
     if (last !== undefined && last >= bucket) return;
     this.reported.set(verdict.warningKey, bucket);
-    this.execution.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
-    this.execution.emit({
+    this.events.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
+    this.events.emit({
       type: "loop-warning",
       toolName: call.name,
       toolCallId: call.id,
@@ -135,6 +146,13 @@ export class LoopGuard {
     });
     this.notices.push({ type: "text", text: verdict.message });
   }
+}
+
+/** Loop-detection settings resolved for one agent's loop. */
+export interface ResolvedLoopDetection {
+  readonly config: LoopDetectionConfig;
+  /** `enabled` exactly as the user gave it (the post-compaction guard follows it). */
+  readonly userEnabled: boolean | undefined;
 }
 
 let scratchDetector: ToolLoopDetector | undefined;

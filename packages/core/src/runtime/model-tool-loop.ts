@@ -1,20 +1,23 @@
 import * as guard from "@rein/guard";
-import { currentChain, depthOf, deniedTools, MAX_AGENTIC_RECURSION_DEPTH, situationalPrefix } from "@rein/guard";
+import { currentChain, deniedTools, depthOf, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
 import { MaxIterationsExceededError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
-import type { ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
+import type { ModelProvider, ModelRequest, ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
+import { ContextOverflowError, ProviderError } from "../model/provider-errors";
 import { currentScope, newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
-import type { SessionNodeWriter } from "../session/session-node-writer";
+import { SessionCursor } from "../scope/session-cursor";
 import type { Tool } from "../tools/tool";
-import { Execution } from "./execution";
-import { historyMessages } from "./history-messages";
-import type { ExecRequest, Runtime } from "./runtime";
-import { runToolCall } from "./tool-call-runner";
+import { abortReason, CancellationRegion, describeError, joinSignals, raceSignal } from "./cancellation";
 import { compactConversation } from "./compaction";
+import { Execution } from "./execution";
+import type { ExecRequest } from "./exec-request";
+import { historyMessages } from "./history-messages";
 import { LoopGuard } from "./loop-guard";
-import { ContextOverflowError } from "../model/provider-errors";
+import type { LoopSettings } from "./loop-settings";
+import { RunEvents } from "./run-events";
+import { executeToolCall, type ToolCallSite } from "./tool-execution";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
@@ -34,82 +37,100 @@ export interface ExecResult {
   readonly requests: number;
 }
 
-/** Runs one loop; see {@link Runtime.exec}. */
-export function runModelToolLoop(runtime: Runtime, request: ExecRequest): Promise<ExecResult> {
+/**
+ * Runs one model-tool loop with settings resolved for it (see
+ * {@link Runtime.exec}). Inside a running call it joins that call's
+ * execution (shared step budget and refusals) and reports to its own
+ * runtime's listener and every one up the chain; otherwise it starts a
+ * standalone execution.
+ */
+export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): Promise<ExecResult> {
   const scope = currentScope();
-  const execution = scope?.execution ?? new Execution(runtime.maxSteps, runtime.logger, runtime.onEvent, request.signal);
+  let execution = scope?.execution;
+  if (execution === undefined) execution = new Execution(settings.maxSteps);
+  else execution.limitSteps(settings.maxSteps);
+  const events = scope?.events?.nested(settings.logger, settings.onEvent) ?? RunEvents.root(settings.logger, settings.onEvent);
   const context = request.context ?? scope?.context ?? new Context();
   // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
   let writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
   if (writer !== undefined && scope?.suppressed === writer) writer = undefined;
-  if (writer !== undefined) checkSameWriter(scope, writer);
-  const linked = scope !== undefined && scope.writer === writer && scope.nodeId !== undefined;
-  // Each loop keeps its own tail, so two loops running at once in one call never interleave their nodes.
-  const owner: CallScope = linked
-    ? { ...scope, context, execution, tail: scope.tail, toolCall: undefined }
-    : {
-        context,
-        execution,
-        fn: scope?.fn,
-        writer,
-        nodeId: undefined,
-        tail: writer === undefined ? null : topLevelPredecessor(writer, context),
-        toolCall: undefined,
-        suppressed: scope?.suppressed,
-      };
-  const signal = joinSignals(request.signal, execution.signal);
-  const run = withFrameData(owner, loop, runtime, request, execution, owner, context, writer, signal);
-  if (!linked) return run;
+  const signal = joinSignals(request.signal, scope?.signal);
+  const region = signal === scope?.signal ? scope?.region : new CancellationRegion(signal!);
+  if (writer !== undefined && (region?.closed ?? false)) writer = undefined;
+  let base: SessionCursor | undefined;
+  let cursor: SessionCursor | undefined;
+  try {
+    if (writer !== undefined) {
+      checkSameWriter(scope, writer);
+      // Each loop writes on its own branch of its call, so two loops running at once never interleave their nodes.
+      base = scope?.cursor?.writer === writer ? scope.cursor : undefined;
+      cursor = base?.fork() ?? new SessionCursor(writer, null, topLevelPredecessor(writer, context));
+    }
+  } catch (error) {
+    if (region !== scope?.region) region?.dispose();
+    return Promise.reject(error);
+  }
+  const owner: CallScope = {
+    context,
+    execution,
+    events,
+    fn: scope?.fn,
+    writer,
+    cursor,
+    toolCall: undefined,
+    suppressed: scope?.suppressed,
+    signal,
+    region,
+  };
+  const run = withFrameData(owner, loop, settings, request, execution, owner, events);
+  if (base === undefined && region === scope?.region) return run;
   return run.finally(() => {
-    scope.tail = owner.tail;
+    // The call's tail moves to where this loop ended: after concurrent loops, the one that finished last.
+    if (base !== undefined) base.join(cursor!);
+    if (region !== scope?.region) region?.dispose();
   });
 }
 
-function joinSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (a === undefined || a === b) return b;
-  if (b === undefined) return a;
-  return AbortSignal.any([a, b]);
-}
-
 async function loop(
-  runtime: Runtime,
+  settings: LoopSettings,
   request: ExecRequest,
   execution: Execution,
   owner: CallScope,
-  context: Context,
-  writer: SessionNodeWriter | undefined,
-  signal: AbortSignal | undefined,
+  events: RunEvents,
 ): Promise<ExecResult> {
-  const provider = runtime.provider;
-  const model = request.model ?? runtime.model ?? provider.modelId;
-  const maxIterations = request.maxIterations ?? runtime.maxIterations;
-  const tools = toolMap(request.tools ?? []);
-  const denied = deniedTools();
-  const specs = [...tools.values()].filter((tool) => !denied.includes(tool.spec.name)).map((tool) => tool.spec);
+  const { context, cursor, signal, region } = owner;
+  const provider = settings.provider();
+  const model = request.model ?? settings.model ?? provider.modelId;
+  const maxIterations = request.maxIterations ?? settings.maxIterations;
+  const { offered, withheld } = offeredTools(request.tools ?? []);
+  const specs = [...offered.values()].map((tool) => tool.spec);
   const system = request.system ?? "";
   const fn = owner.fn;
+  /** Records only while the run goes on: abandoned work writes nothing after a cancel. */
+  const recorder = (): SessionCursor | undefined => (region?.closed === true ? undefined : cursor);
 
-  const history = writer === undefined ? [] : historyMessages(writer, context, { callId: owner.nodeId ?? null, tail: owner.tail });
+  const history = cursor === undefined ? [] : historyMessages(cursor.writer, context, { callId: cursor.callId, tail: cursor.tail });
   // A trailing user turn of the history joins the new one; its tool results must still lead it.
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
   const carriedResults = carried.filter((block) => block.type === "tool_result");
   const carriedOther = carried.filter((block) => block.type !== "tool_result");
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
-  const leading: ContentBlock[] = fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(runtime), toolName: fn.toolName }))];
+  const leading: ContentBlock[] =
+    fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(settings.recursionLimit), toolName: fn.toolName }))];
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await context.render()), ...carriedOther, ...content];
   let messages: Message[] = [...history, { role: "user", content: opening }];
-  const { config, userEnabled } = LoopGuard.resolve(runtime.loopDetection, request.loopDetection);
-  const loopGuard = new LoopGuard(execution, config, userEnabled);
+  const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
     if (compactions >= MAX_COMPACTIONS) return false;
-    const compacted = await compactConversation(messages, leading, { provider, model, execution, signal });
+    const compacted = await compactConversation(messages, leading, { provider, model, execution, logger: events.logger, signal });
     if (compacted === undefined) return false;
     compactions++;
     messages = compacted.messages;
-    const summaryNodeId = writer === undefined ? undefined : appendSummaryNode(writer, owner, compacted.summary, compacted.truncated);
-    execution.emit({ type: "context-compacted", removedMessages: compacted.removed, summaryNodeId });
-    execution.logger.info({ removed: compacted.removed, truncated: compacted.truncated }, "context compacted");
+    const at = recorder();
+    const summaryNodeId = at === undefined ? undefined : appendSummaryNode(at, compacted.summary, compacted.truncated);
+    events.emit({ type: "context-compacted", removedMessages: compacted.removed, summaryNodeId });
+    events.logger.info({ removed: compacted.removed, truncated: compacted.truncated }, "context compacted");
     loopGuard.armAfterCompaction();
     return true;
   };
@@ -118,29 +139,28 @@ async function loop(
   let toolChoice: ToolChoice | undefined = request.toolChoice;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   for (let iteration = 1; iteration <= maxIterations; iteration++) {
-    if (execution.abortError !== undefined) throw execution.abortError;
-    signal?.throwIfAborted();
-    if (runtime.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > runtime.maxContextTokens) {
+    if (execution.aborted) throw execution.abortError;
+    if (aborted(signal)) throw abortReason(signal!);
+    if (settings.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > settings.maxContextTokens) {
       await compact();
     }
     const step = execution.step();
-    execution.emit({ type: "model-request", step, model, functionName: fn?.name });
+    events.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
     try {
-      const answer = await provider.complete(
-        { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort },
-        { signal },
-      );
-      response = { ...answer, content: checkedToolCalls(answer.content) };
+      response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal);
     } catch (error) {
-      if (writer !== undefined) recordLlmNode(writer, execution, owner, model, recordedInput, undefined, error);
+      const at = recorder();
+      if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
+      if (aborted(signal)) throw error;
       // A context overflow compacts the oldest history and retries; anything else ends the loop.
       if (ContextOverflowError.isInstance(error) && (await compact())) continue;
       throw error;
     }
     // One write per request, once it is answered: an unanswered request has nothing to keep.
-    const llmId = writer === undefined ? undefined : recordLlmNode(writer, execution, owner, model, recordedInput, response, undefined);
-    execution.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+    const at = recorder();
+    const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
+    events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
     usage = addUsage(usage, response.usage);
     messages.push({ role: "assistant", content: response.content });
 
@@ -150,10 +170,9 @@ async function loop(
     }
     // A forced choice applies to the first request only, or the model could never finish.
     if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
+    const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard };
     const results: ToolResultBlock[] = [];
-    for (const call of calls) {
-      results.push(await runToolCall(call, { execution, owner, requestedBy: llmId ?? null, tools, signal, loopGuard }));
-    }
+    for (const call of calls) results.push(await executeToolCall(call, site));
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({
       role: "user",
@@ -164,15 +183,63 @@ async function loop(
   throw new MaxIterationsExceededError(maxIterations);
 }
 
-function situation(runtime: Runtime): { callPath: string[]; position?: string } {
+/**
+ * Sends one request, racing the run's signal (a provider that ignores it
+ * cannot hold the run), and checks what came back: anything thrown that is
+ * not an Error, and a response without content, become {@link ProviderError}s.
+ */
+async function requestModel(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+  let answer: ModelResponse;
+  try {
+    answer = await raceSignal(callProvider(provider, request, signal), signal);
+  } catch (error) {
+    if (aborted(signal) || (typeof error === "object" && error !== null && typeof (error as Error).message === "string")) throw error;
+    throw new ProviderError(`model provider '${provider.providerId}' failed: it threw ${describeError(error)}`, {
+      provider: String(provider.providerId),
+      cause: error,
+    });
+  }
+  if (typeof answer !== "object" || answer === null || !Array.isArray((answer as { content?: unknown }).content)) {
+    throw new ProviderError(
+      `model provider '${provider.providerId}' returned ${answer === null ? "null" : typeof answer} without a content array; ` +
+        `a ModelProvider must resolve with { content: ContentBlock[], stopReason, usage }`,
+      { provider: String(provider.providerId), body: answer },
+    );
+  }
+  const usage = answer.usage ?? { inputTokens: 0, outputTokens: 0 };
+  return { ...answer, usage, content: checkedToolCalls(answer.content) };
+}
+
+/** Read through a call, so the compiler does not assume a signal stays as it was before an await. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+async function callProvider(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+  return provider.complete(request, signal === undefined ? {} : { signal });
+}
+
+function situation(recursionLimit: number): { callPath: string[]; position?: string } {
   const chain = currentChain();
   const innermost = chain[chain.length - 1];
   if (innermost === undefined) return { callPath: [] };
-  const limit = runtime.limits?.recursionLimit ?? MAX_AGENTIC_RECURSION_DEPTH;
   return {
     callPath: chain.map((frame) => frame.name),
-    position: `nesting depth ${depthOf(innermost.key)} of at most ${limit} for ${innermost.name}`,
+    position: `nesting depth ${depthOf(innermost.key)} of at most ${recursionLimit} for ${innermost.name}`,
   };
+}
+
+/**
+ * The tools offered to the model: those given, minus the names a guard
+ * frame's deny list withholds. Only these can run (see executeToolCall).
+ */
+function offeredTools(tools: readonly Tool[]): { offered: Map<string, Tool>; withheld: Set<string> } {
+  const offered = toolMap(tools);
+  const withheld = new Set<string>();
+  for (const name of deniedTools()) {
+    if (offered.delete(name)) withheld.add(name);
+  }
+  return { offered, withheld };
 }
 
 function toolMap(tools: readonly Tool[]): Map<string, Tool> {
@@ -188,9 +255,8 @@ function toolMap(tools: readonly Tool[]): Map<string, Tool> {
 
 /** Writes the llm node of one answered (or failed) request and commits: nothing acknowledged may be lost. */
 function recordLlmNode(
-  writer: SessionNodeWriter,
-  execution: Execution,
-  owner: CallScope,
+  cursor: SessionCursor,
+  events: RunEvents,
   model: string,
   input: readonly ContentBlock[],
   response: ModelResponse | undefined,
@@ -204,24 +270,21 @@ function recordLlmNode(
     name: model,
     input: { content: input } as unknown,
     output: response === undefined ? undefined : ({ content: response.content } as unknown),
-    caller: owner.nodeId ?? null,
-    predecessor: owner.tail,
     metadata:
       response !== undefined
         ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
-        : { status, model, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
+        : { status, model, error: describeError(error) },
   };
   try {
     // Model turns are built by the runtime from parsed provider JSON and never mutated: no snapshot needed.
-    writer.append(node, { owned: true });
+    cursor.append(node, { owned: true });
   } catch (failure) {
     // Content that is not JSON (say, tool arguments nested too deep to serialise) is kept readable, never fatal.
     if (!(failure instanceof TypeError)) throw failure;
-    writer.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
+    cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
   }
-  owner.tail = id;
-  writer.flush();
-  execution.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
+  cursor.writer.flush();
+  events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
   return id;
 }
 
@@ -266,20 +329,15 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
-function appendSummaryNode(writer: SessionNodeWriter, owner: CallScope, summary: string, truncated: boolean): string {
-  const id = newNodeId();
-  writer.append({
-    id,
+function appendSummaryNode(cursor: SessionCursor, summary: string, truncated: boolean): string {
+  return cursor.append({
+    id: newNodeId(),
     role: "code",
     name: "Runtime.compact",
     input: null,
     output: summary,
-    caller: owner.nodeId ?? null,
-    predecessor: owner.tail,
     metadata: { status: "completed", kind: "compaction", truncated },
   });
-  owner.tail = id;
-  return id;
 }
 
 /** A rough token estimate (4 characters a token) used only against `maxContextTokens`. */

@@ -1,12 +1,16 @@
 import pino, { type Logger } from "pino";
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
-import type { Context } from "../context/context";
+import { MAX_AGENTIC_RECURSION_DEPTH } from "@rein/guard";
 import { MissingProviderError } from "../errors/core-errors";
-import type { ContentBlock } from "../model/content";
-import type { ModelProvider, ToolChoice } from "../model/model-provider";
-import type { Tool } from "../tools/tool";
+import { checkExecRequest, checkRuntimeOptions } from "../options/runtime-options-schema";
+import type { ModelProvider } from "../model/model-provider";
+import type { ExecRequest } from "./exec-request";
+import { LoopGuard, type ResolvedLoopDetection } from "./loop-guard";
+import type { LoopSettings } from "./loop-settings";
 import { runModelToolLoop, type ExecResult } from "./model-tool-loop";
 import type { RuntimeEventListener } from "./runtime-events";
+
+export type { ExecRequest } from "./exec-request";
 
 /** Options of the {@link Runtime} constructor. */
 export interface RuntimeOptions {
@@ -28,46 +32,16 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Receives every {@link RuntimeEvent}. */
   onEvent?: RuntimeEventListener;
-  /** Global tool-loop detection settings; agents overlay theirs field by field. @default off */
+  /**
+   * Global tool-loop detection settings; agents overlay theirs field by
+   * field. Detection is ON in the Runtime unless this or an agent says
+   * `{ enabled: false }`.
+   * @default { enabled: true } with the thresholds of `DEFAULT_LOOP_DETECTION_CONFIG`
+   */
   loopDetection?: LoopDetectionOptions;
   /** Compact the conversation before a request whose estimated size exceeds this many tokens. @default only on a provider's context overflow */
   maxContextTokens?: number;
 }
-
-/** One model-tool loop to run. */
-export interface ExecRequest {
-  /** The new user content: a prompt or content blocks. */
-  content: string | readonly ContentBlock[];
-  /** Instructions: the constant system prefix. @default "" */
-  system?: string;
-  /** Tools the model may call. @default none */
-  tools?: readonly Tool[];
-  toolChoice?: ToolChoice;
-  /** @default the runtime's maxIterations */
-  maxIterations?: number;
-  signal?: AbortSignal;
-  /** @default the runtime's model, else the provider's */
-  model?: string;
-  effort?: "low" | "medium" | "high";
-  /** The Context whose blocks and history the requests use. @default the current call's */
-  context?: Context;
-  /** Per-agent tool-loop detection settings, overlaid on the runtime's. */
-  loopDetection?: LoopDetectionOptions;
-}
-
-const KNOWN_OPTIONS = new Set([
-  "provider",
-  "model",
-  "recursionLimit",
-  "maxCycleRepeats",
-  "maxChainDepth",
-  "maxIterations",
-  "maxSteps",
-  "logger",
-  "onEvent",
-  "loopDetection",
-  "maxContextTokens",
-]);
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
 
@@ -102,24 +76,25 @@ export class Runtime {
   /** Guard limits applied to every scoped call of agents using this runtime; undefined = defaults. */
   readonly limits: ChainLimits | undefined;
   private configuredProvider: ModelProvider | undefined;
+  /** Loop settings resolved once per agent loop-detection object (the common case: one per agent class). */
+  private readonly resolved = new WeakMap<object, LoopSettings>();
+  private ownSettings: LoopSettings | undefined;
 
   constructor(options: RuntimeOptions = {}) {
-    const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
-    if (unknown.length > 0) throw new TypeError(`Unsupported Runtime options: ${unknown.join(", ")}`);
+    checkRuntimeOptions(options);
     this.configuredProvider = options.provider;
     this.model = options.model;
-    this.maxIterations = positive("maxIterations", options.maxIterations, 20);
-    this.maxSteps = positive("maxSteps", options.maxSteps, 100);
+    this.maxIterations = options.maxIterations ?? 20;
+    this.maxSteps = options.maxSteps ?? 100;
     const limits: ChainLimits = {};
-    if (options.recursionLimit !== undefined) limits.recursionLimit = positive("recursionLimit", options.recursionLimit, 5);
-    if (options.maxCycleRepeats !== undefined) limits.maxCycleRepeats = positive("maxCycleRepeats", options.maxCycleRepeats, 2);
-    if (options.maxChainDepth !== undefined) limits.maxChainDepth = positive("maxChainDepth", options.maxChainDepth, 25);
+    if (options.recursionLimit !== undefined) limits.recursionLimit = options.recursionLimit;
+    if (options.maxCycleRepeats !== undefined) limits.maxCycleRepeats = options.maxCycleRepeats;
+    if (options.maxChainDepth !== undefined) limits.maxChainDepth = options.maxChainDepth;
     this.limits = Object.keys(limits).length > 0 ? limits : undefined;
     this.logger = options.logger ?? pino({ level: process.env["REIN_LOG_LEVEL"] ?? "silent" });
     this.onEvent = options.onEvent;
     this.loopDetection = options.loopDetection;
-    this.maxContextTokens =
-      options.maxContextTokens === undefined ? undefined : positive("maxContextTokens", options.maxContextTokens, 1);
+    this.maxContextTokens = options.maxContextTokens;
   }
 
   /** The provider, created from the default factory on first use. */
@@ -137,14 +112,36 @@ export class Runtime {
    * budget and refusal count); otherwise it starts a standalone one.
    */
   exec(request: ExecRequest): Promise<ExecResult> {
-    return runModelToolLoop(this, request);
+    try {
+      checkExecRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return runModelToolLoop(this.settingsFor(request.loopDetection), request);
   }
-}
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new TypeError(`Invalid Runtime option ${name}: ${String(value)} — expected a positive integer`);
+  /** This runtime's settings for a loop of an agent with `perAgent` loop-detection options. */
+  private settingsFor(perAgent: LoopDetectionOptions | undefined): LoopSettings {
+    if (perAgent === undefined) return (this.ownSettings ??= this.resolveSettings(LoopGuard.resolve(this.loopDetection, undefined)));
+    let settings = this.resolved.get(perAgent);
+    if (settings === undefined) {
+      settings = this.resolveSettings(LoopGuard.resolve(this.loopDetection, perAgent));
+      this.resolved.set(perAgent, settings);
+    }
+    return settings;
   }
-  return value;
+
+  private resolveSettings(loopDetection: ResolvedLoopDetection): LoopSettings {
+    return {
+      provider: () => this.provider,
+      model: this.model,
+      maxIterations: this.maxIterations,
+      maxSteps: this.maxSteps,
+      maxContextTokens: this.maxContextTokens,
+      recursionLimit: this.limits?.recursionLimit ?? MAX_AGENTIC_RECURSION_DEPTH,
+      loopDetection,
+      logger: this.logger,
+      onEvent: this.onEvent,
+    };
+  }
 }

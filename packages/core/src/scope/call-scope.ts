@@ -1,7 +1,10 @@
 import { currentFrameData } from "@rein/guard";
 import type { Context } from "../context/context";
 import type { Execution } from "../runtime/execution";
+import type { CancellationRegion } from "../runtime/cancellation";
+import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionCursor } from "./session-cursor";
 
 /** What the runtime needs to know about the function a scope runs. */
 export interface ScopedFunctionInfo {
@@ -29,25 +32,33 @@ export interface PendingToolCall {
 
 /**
  * What core keeps on each guard frame (in the frame's `data` slot, so one
- * AsyncLocalStorage serves the guard and core): the bound Context, the
- * execution (step budget, refusals) when a run is active, and where the
- * next node written in this scope links.
+ * AsyncLocalStorage serves the guard and core): the bound Context, the run
+ * (shared budget, event sink, signal) when one is active, and the session
+ * cursor that owns where the next node written in this scope goes.
  */
 export interface CallScope {
   readonly context: Context;
   readonly execution: Execution | undefined;
+  /** Where events of the innermost running loop go (its runtime's listener, then every outer one). */
+  readonly events: RunEvents | undefined;
   /** The function this scope runs, when it is a scoped function. */
   readonly fn: ScopedFunctionInfo | undefined;
   /** Where nodes of this scope are recorded; undefined records nothing. */
   readonly writer: SessionNodeWriter | undefined;
-  /** The code node of this scope's call, when recorded. */
-  readonly nodeId: string | undefined;
-  /** The last node written directly inside this scope (the predecessor of the next). */
-  tail: string | null;
+  /**
+   * The position nodes written directly inside this scope take (on
+   * {@link writer}); undefined when they start a new top-level call. Shared,
+   * never copied: whoever writes through it moves it.
+   */
+  readonly cursor: SessionCursor | undefined;
   /** Set on the scope a tool call runs in; consumed by the call it makes. */
   readonly toolCall: PendingToolCall | undefined;
   /** The writer an `expose: "hidden"` call above this scope silenced: nothing under it is recorded there. */
-  readonly suppressed?: SessionNodeWriter;
+  readonly suppressed: SessionNodeWriter | undefined;
+  /** The AbortSignal of the innermost run or tool call (read with `currentSignal()`). */
+  readonly signal: AbortSignal | undefined;
+  /** The calls recorded under {@link signal}, cancelled when it fires. */
+  readonly region: CancellationRegion | undefined;
 }
 
 const frameData = currentFrameData;
@@ -55,6 +66,23 @@ const frameData = currentFrameData;
 /** The innermost Rein call scope, if any. */
 export function currentScope(): CallScope | undefined {
   return frameData() as CallScope | undefined;
+}
+
+/**
+ * The AbortSignal of the run or tool call the current code runs in: an
+ * Agent method called as a tool reads it to stop its own work when the run
+ * is cancelled or the tool call times out (`methodOptions.timeout`).
+ *
+ * @example
+ * ```ts
+ * async crawl(url: string) {
+ *   const response = await fetch(url, { signal: currentSignal() });
+ *   return response.text();
+ * }
+ * ```
+ */
+export function currentSignal(): AbortSignal | undefined {
+  return currentScope()?.signal;
 }
 
 let idPrefix: string | undefined;

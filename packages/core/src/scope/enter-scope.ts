@@ -1,8 +1,11 @@
 import * as guard from "@rein/guard";
 import type { ChainLimits, Frame } from "@rein/guard";
 import { Context } from "../context/context";
-import { CancelledError, ContextHeadError, ContextStoreError } from "../errors/core-errors";
+import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
+import { describeError, isCancellation } from "../runtime/cancellation";
+import type { SessionNodeWriter } from "../session/session-node-writer";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
+import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
@@ -31,60 +34,63 @@ export function enterFunctionScope<A extends unknown[], R>(
   thisArg: unknown,
   args: A,
 ): R {
-  const parent = currentScope();
-  const context =
-    owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
-  const store = context.store;
-  let writer = store;
-  let nodeId: string | undefined;
-  // A call with no recorded caller ends a top-level call: its batch is committed when it finishes.
-  let topLevel = false;
-  let suppressed = parent?.suppressed;
-  if (store !== undefined) {
-    checkSameWriter(parent, store);
-    if (info.expose === "hidden" || suppressed === store) {
-      // A hidden call records nothing, and neither does anything it runs on the same store.
-      writer = undefined;
-      suppressed = store;
-    } else {
-      topLevel = !(isLinked(parent, store) && parent.nodeId !== undefined);
-      nodeId = writeEntryNode(store, parent, context, info, args);
-    }
-  }
-  const scope: CallScope = {
-    context,
-    execution: parent?.execution,
-    fn: info,
-    writer,
-    nodeId,
-    tail: null,
-    toolCall: undefined,
-    suppressed,
-  };
-  const limits = owner?.scopeLimits;
+  let call: RecordedCall | undefined;
   let result: R;
   try {
+    const parent = currentScope();
+    const context = owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
+    const store = context.store;
+    let writer = store;
+    let suppressed = parent?.suppressed;
+    if (store !== undefined) {
+      checkSameWriter(parent, store);
+      if (info.expose === "hidden" || suppressed === store) {
+        // A hidden call records nothing, and neither does anything it runs on the same store.
+        writer = undefined;
+        suppressed = store;
+      } else if (parent?.region?.closed) {
+        // Work left running after its run was cancelled writes nothing more.
+        writer = undefined;
+      } else {
+        call = openCall(store, parent, context, info, args);
+      }
+    }
+    const scope: CallScope = {
+      context,
+      execution: parent?.execution,
+      events: parent?.events,
+      fn: info,
+      writer,
+      cursor: call?.cursor,
+      toolCall: undefined,
+      suppressed,
+      signal: parent?.signal,
+      region: parent?.region,
+    };
+    if (call !== undefined) call.scope = scope;
+    const limits = owner?.scopeLimits;
     result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
   } catch (error) {
-    if (nodeId !== undefined) finishNode(scope, nodeId, undefined, error, topLevel);
+    if (call !== undefined) finishCall(call, undefined, error, true);
     // An async function's callers expect a rejection, even for a refusal at entry.
     if (info.isAsync) return Promise.reject(error) as R;
     throw error;
   }
-  if (nodeId === undefined) return result;
+  if (call === undefined) return result;
+  const recorded = call;
   if (result instanceof Promise) {
     return result.then(
       (value: unknown) => {
-        finishNode(scope, nodeId, value, undefined, topLevel);
+        finishCall(recorded, value, undefined, false);
         return value;
       },
       (error: unknown) => {
-        finishNode(scope, nodeId, undefined, error, topLevel);
+        finishCall(recorded, undefined, error, true);
         throw error;
       },
     ) as R;
   }
-  finishNode(scope, nodeId, result, undefined, topLevel);
+  finishCall(recorded, result, undefined, false);
   return result;
 }
 
@@ -96,45 +102,56 @@ function invoke<A extends unknown[], R>(target: (...args: A) => R, thisArg: unkn
   return Reflect.apply(target, thisArg, args);
 }
 
-function writeEntryNode(
-  writer: NonNullable<Context["store"]>,
+/** A code node written on entry and finished on exit. */
+interface RecordedCall {
+  readonly writer: SessionNodeWriter;
+  readonly nodeId: string;
+  readonly name: string;
+  /** Where nodes written inside the call go. */
+  readonly cursor: SessionCursor;
+  /** True when the call has no recorded caller: its batch is committed when it finishes. */
+  readonly topLevel: boolean;
+  readonly parent: CallScope | undefined;
+  /** Set once the call's scope exists (a refusal at entry finishes the call before). */
+  scope?: CallScope;
+}
+
+function openCall(
+  writer: SessionNodeWriter,
   parent: CallScope | undefined,
   context: Context,
   info: ScopedFunctionInfo,
   args: readonly unknown[],
-): string {
+): RecordedCall {
   const id = newNodeId();
-  const linked = isLinked(parent, writer);
   const metadata: Record<string, unknown> = { status: "running", doc: info.doc };
   if (info.expose !== "full") metadata["expose"] = info.expose;
   if (info.renderRange !== undefined) metadata["renderRange"] = info.renderRange;
-  let predecessor: string | null;
-  if (linked) {
-    predecessor = parent.tail;
-    if (parent.toolCall !== undefined) metadata["toolCallId"] = parent.toolCall.id;
-    parent.tail = id;
-  } else {
-    predecessor = topLevelPredecessor(writer, context);
-  }
-  const node = {
-    id,
-    role: "code" as const,
-    name: info.name,
-    input: args as unknown,
-    caller: linked ? (parent.nodeId ?? null) : null,
-    predecessor,
-    metadata,
+  const linked = isLinked(parent, writer);
+  if (linked && parent.toolCall !== undefined) metadata["toolCallId"] = parent.toolCall.id;
+  const node = { id, role: "code" as const, name: info.name, input: args as unknown, metadata };
+  const append = (input: unknown): void => {
+    if (linked) parent.cursor.append({ ...node, input });
+    else writer.append({ ...node, input, caller: null, predecessor: topLevelPredecessor(writer, context) });
   };
   try {
-    writer.append(node);
+    append(args);
   } catch (error) {
     // Arguments that are not JSON (cycles, bigints, class instances with functions) are
     // recorded in a readable form rather than failing the call; the common case pays nothing extra.
     if (!(error instanceof TypeError)) throw error;
-    writer.append({ ...node, input: toRecordable(args) });
+    append(toRecordable(args));
   }
-  parent?.execution?.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
-  return id;
+  parent?.region?.opened(writer, id);
+  parent?.events?.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
+  return {
+    writer,
+    nodeId: id,
+    name: info.name,
+    cursor: new SessionCursor(writer, id, null),
+    topLevel: !(linked && parent.cursor.callId !== null),
+    parent,
+  };
 }
 
 /** The node a new top-level call follows: the Context's head when set, else the session head. */
@@ -160,18 +177,32 @@ export function checkSameWriter(parent: CallScope | undefined, store: NonNullabl
  * parent is a recorded call or a tool call the runtime opened (whose nodes
  * follow the model turn that asked for them).
  */
-function isLinked(parent: CallScope | undefined, writer: NonNullable<Context["store"]>): parent is CallScope {
-  return parent !== undefined && parent.writer === writer && (parent.nodeId !== undefined || parent.toolCall !== undefined);
+function isLinked(
+  parent: CallScope | undefined,
+  writer: SessionNodeWriter,
+): parent is CallScope & { readonly cursor: SessionCursor } {
+  const cursor = parent?.cursor;
+  return cursor !== undefined && cursor.writer === writer && (cursor.callId !== null || parent!.toolCall !== undefined);
 }
 
-function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unknown, topLevel: boolean): void {
-  const writer = scope.writer;
-  if (writer === undefined) return;
-  const status = error === undefined ? "completed" : isCancellation(error) ? "cancelled" : "error";
-  const metadata: Record<string, unknown> = { status };
-  if (error !== undefined) metadata["error"] = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  if (error !== undefined) writer.update(nodeId, { metadata });
+/**
+ * Finishes a recorded call: `completed` with its value, or — when it
+ * `failed`, whatever was thrown, even `undefined` — `cancelled` for an
+ * abort and `error` otherwise. Nothing is written when the call's run was
+ * cancelled meanwhile (the cancellation already closed the node).
+ */
+function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: boolean): void {
+  const scope = call.scope ?? call.parent;
+  const region = call.parent?.region;
+  if (region !== undefined) {
+    if (region.closed) return;
+    region.closedNode(call.nodeId);
+  }
+  const { writer, nodeId } = call;
+  const status = !failed ? "completed" : isCancellation(error) || scope?.signal?.aborted === true ? "cancelled" : "error";
+  if (failed) writer.update(nodeId, { metadata: { status, error: describeError(error) } });
   else {
+    const metadata = { status };
     try {
       writer.update(nodeId, { output: value, metadata });
     } catch (failure) {
@@ -180,11 +211,6 @@ function finishNode(scope: CallScope, nodeId: string, value: unknown, error: unk
     }
   }
   // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now.
-  if (topLevel) writer.flush();
-  scope.execution?.emit({ type: "node-end", nodeId, role: "code", name: scope.fn?.name ?? "", status });
-}
-
-/** True for `CancelledError` and for aborts (`AbortError`). */
-export function isCancellation(error: unknown): boolean {
-  return CancelledError.isInstance(error) || (error instanceof Error && error.name === "AbortError");
+  if (call.topLevel) writer.flush();
+  scope?.events?.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
 }

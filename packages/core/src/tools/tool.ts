@@ -3,6 +3,7 @@ import { ToolArgumentsError } from "../errors/core-errors";
 import type { ToolSpec } from "../model/model-provider";
 import { resolveSchema, type ParametersSchema, type ResolvedSchema } from "./schema";
 import { enterFunctionScope } from "../scope/enter-scope";
+import { toolDefinitionSchema } from "../options/tool-definition-schema";
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -22,6 +23,12 @@ export interface Tool {
   readonly poll: boolean;
   /** Results longer than this are truncated before the model sees them. @default unlimited */
   readonly maxResultChars?: number;
+  /**
+   * Milliseconds a call may run: then its signal fires with a
+   * `ToolTimeoutError`, the call's running nodes end `cancelled`, and the
+   * model gets a tool error. @default unlimited
+   */
+  readonly timeout?: number;
   /** Validates `args` (throwing {@link ToolArgumentsError}) and runs the tool. */
   execute(args: unknown, options?: ToolExecuteOptions): Promise<unknown>;
 }
@@ -53,10 +60,7 @@ export interface ToolDefinition<Args, Result> {
  * ```
  */
 export function tool<Args = Record<string, unknown>, Result = unknown>(definition: ToolDefinition<Args, Result>): Tool {
-  checkToolName(definition.name, "tool()");
-  if (typeof definition.execute !== "function") {
-    throw new TypeError(`tool '${definition.name}': execute must be a function`);
-  }
+  toolDefinitionSchema.parse(definition);
   const schema = resolveSchema(definition.parameters ?? { type: "object", properties: {} }, `tool '${definition.name}'`);
   const frame: Frame = { key: `tool:${definition.name}:${++toolCounter}`, name: definition.name, kind: "tool" };
   const info = { name: definition.name, doc: definition.description, expose: "full" as const, toolName: definition.name, isAsync: true };

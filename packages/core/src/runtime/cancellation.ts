@@ -1,0 +1,137 @@
+import { CancelledError } from "../errors/core-errors";
+import type { SessionNodeWriter } from "../session/session-node-writer";
+
+/**
+ * True for errors that mean "stopped on purpose": `CancelledError`, and
+ * anything named `AbortError` or `TimeoutError` (what `AbortController` and
+ * `AbortSignal.timeout` raise). Checked by name, never with `instanceof
+ * Error`: an abort reason can be a `DOMException` from another realm.
+ */
+export function isCancellation(error: unknown): boolean {
+  if (CancelledError.isInstance(error)) return true;
+  if (typeof error !== "object" || error === null) return false;
+  const name = (error as { name?: unknown }).name;
+  return name === "AbortError" || name === "TimeoutError";
+}
+
+/**
+ * What a run rejects with when its signal fired: the signal's reason when
+ * it is an error object (an `AbortError`, a `TimeoutError`, a tool timeout),
+ * else a {@link CancelledError} carrying the reason as its cause.
+ */
+export function abortReason(signal: AbortSignal): unknown {
+  const reason: unknown = signal.reason;
+  if (typeof reason === "object" && reason !== null && typeof (reason as { message?: unknown }).message === "string") return reason;
+  return new CancelledError("the run was cancelled: its AbortSignal fired", { cause: reason });
+}
+
+const ignore = (): void => {};
+
+/**
+ * Settles like `work`, or rejects with the abort reason as soon as
+ * `signal` fires, whichever comes first: a provider or tool that ignores
+ * the signal cannot keep a cancelled run pending. The abandoned work's
+ * eventual rejection is swallowed (it already lost the race).
+ */
+export function raceSignal<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) {
+    work.catch(ignore);
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      work.catch(ignore);
+      reject(abortReason(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** One signal that fires when either does (undefined when neither exists). */
+export function joinSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a === undefined || a === b) return b;
+  if (b === undefined) return a;
+  return AbortSignal.any([a, b]);
+}
+
+/**
+ * The recorded calls running under one signal. When the signal fires,
+ * every node still open is marked `cancelled` at once (its body may ignore
+ * the signal and never return), and from then on nothing under the signal
+ * is written: late writes of abandoned work are dropped.
+ * @internal
+ */
+export class CancellationRegion {
+  private readonly open = new Map<string, SessionNodeWriter>();
+  private readonly onAbort = (): void => this.cancelOpenNodes();
+
+  constructor(readonly signal: AbortSignal) {
+    if (signal.aborted) return;
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Whether writes under this region are still allowed. */
+  get closed(): boolean {
+    return this.signal.aborted;
+  }
+
+  opened(writer: SessionNodeWriter, nodeId: string): void {
+    this.open.set(nodeId, writer);
+  }
+
+  closedNode(nodeId: string): void {
+    this.open.delete(nodeId);
+  }
+
+  /** Stops listening (the work under the region has finished). Open nodes stay tracked. */
+  dispose(): void {
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
+
+  private cancelOpenNodes(): void {
+    const reason = abortReason(this.signal);
+    const error = describeError(reason);
+    const writers = new Set<SessionNodeWriter>();
+    for (const [nodeId, writer] of this.open) {
+      try {
+        writer.update(nodeId, { metadata: { status: "cancelled", error } });
+        writers.add(writer);
+      } catch {
+        // A node the store cannot update is left for the store's own recovery (interrupted on reopen).
+      }
+    }
+    this.open.clear();
+    for (const writer of writers) {
+      try {
+        writer.flush();
+      } catch {
+        // Reported by the writer's next flush.
+      }
+    }
+  }
+}
+
+/** `Name: message` of an error, or a readable form of any other thrown value. */
+export function describeError(error: unknown): string {
+  if (typeof error === "object" && error !== null) {
+    const { name, message } = error as { name?: unknown; message?: unknown };
+    if (typeof message === "string") return `${typeof name === "string" ? name : "Error"}: ${message}`;
+  }
+  if (error === undefined) return "undefined (a non-Error value was thrown)";
+  try {
+    return `${typeof error === "string" ? JSON.stringify(error) : String(JSON.stringify(error) ?? error)} (a non-Error value was thrown)`;
+  } catch {
+    return `${String(error)} (a non-Error value was thrown)`;
+  }
+}

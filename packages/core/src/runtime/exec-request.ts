@@ -1,0 +1,26 @@
+import type { LoopDetectionOptions } from "@rein/guard";
+import type { Context } from "../context/context";
+import type { ContentBlock } from "../model/content";
+import type { ToolChoice } from "../model/model-provider";
+import type { Tool } from "../tools/tool";
+
+/** One model-tool loop to run. */
+export interface ExecRequest {
+  /** The new user content: a prompt or content blocks. */
+  content: string | readonly ContentBlock[];
+  /** Instructions: the constant system prefix. @default "" */
+  system?: string;
+  /** Tools the model may call. @default none */
+  tools?: readonly Tool[];
+  toolChoice?: ToolChoice;
+  /** @default the runtime's maxIterations */
+  maxIterations?: number;
+  signal?: AbortSignal;
+  /** @default the runtime's model, else the provider's */
+  model?: string;
+  effort?: "low" | "medium" | "high";
+  /** The Context whose blocks and history the requests use. @default the current call's */
+  context?: Context;
+  /** Per-agent tool-loop detection settings, overlaid on the runtime's. */
+  loopDetection?: LoopDetectionOptions;
+}

@@ -1,0 +1,27 @@
+import type { Logger } from "pino";
+import type { ModelProvider } from "../model/model-provider";
+import type { ResolvedLoopDetection } from "./loop-guard";
+import type { RuntimeEventListener } from "./runtime-events";
+
+/**
+ * Everything one model-tool loop needs from its runtime and its agent,
+ * resolved before the loop starts. Each loop gets its own: a nested
+ * agent's settings never leak into the loop that called it, and the loop
+ * never reads the Runtime itself.
+ * @internal
+ */
+export interface LoopSettings {
+  /** The provider, or the error that creating the default one raised (reported when the loop starts). */
+  readonly provider: () => ModelProvider;
+  /** The runtime's model id; the request's and then the provider's apply when absent. */
+  readonly model: string | undefined;
+  readonly maxIterations: number;
+  /** Model requests shared by the run; a nested loop can only lower it. */
+  readonly maxSteps: number;
+  readonly maxContextTokens: number | undefined;
+  /** The recursion ceiling, shown to the model in the situational prefix. */
+  readonly recursionLimit: number;
+  readonly loopDetection: ResolvedLoopDetection;
+  readonly logger: Logger;
+  readonly onEvent: RuntimeEventListener | undefined;
+}

@@ -1,0 +1,216 @@
+import * as guard from "@rein/guard";
+import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError } from "@rein/guard";
+import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
+import { ToolTimeoutError } from "../errors/tool-timeout-error";
+import type { ToolResultBlock, ToolUseBlock } from "../model/content";
+import { ProviderError } from "../model/provider-errors";
+import type { CallScope } from "../scope/call-scope";
+import type { Tool } from "../tools/tool";
+import { CancellationRegion, describeError, isCancellation, joinSignals, raceSignal } from "./cancellation";
+import type { Execution } from "./execution";
+import type { LoopGuard } from "./loop-guard";
+import type { RunEvents } from "./run-events";
+
+const withFrameData = guard.withFrameData;
+
+/** What a tool call needs from the loop running it. */
+export interface ToolCallSite {
+  readonly execution: Execution;
+  readonly events: RunEvents;
+  /** The loop's scope: tool calls run in a child of it and record at its cursor. */
+  readonly scope: CallScope;
+  /** The llm node that asked for the call. */
+  readonly requestedBy: string | null;
+  /** Exactly the tools offered to the model in this request: nothing else runs. */
+  readonly offered: ReadonlyMap<string, Tool>;
+  /** Tools the loop was given but withheld from the model (a deny list): named in the refusal. */
+  readonly withheld: ReadonlySet<string>;
+  readonly signal: AbortSignal | undefined;
+  readonly loopGuard: LoopGuard;
+}
+
+/** What a call produced: the block the model sees, and what loop detection records. */
+interface Outcome {
+  readonly block: ToolResultBlock;
+  readonly recorded: { readonly result?: unknown; readonly error?: unknown };
+}
+
+const BLOCKED = { status: "blocked", reason: "tool-loop" } as const;
+
+/**
+ * Runs one tool call from the model and returns its result block, doing
+ * every step in one place: loop guard → permission check (only tools
+ * offered in this request run) → argument and guard checks → execution
+ * (with the run's signal and the tool's timeout) → loop record → events.
+ *
+ * Bad input (malformed arguments, an unknown or withheld tool, arguments
+ * that fail the schema) and tool failures — whatever was thrown, Error or
+ * not — become error results the model sees. A guard refusal is reported to
+ * the model once per run; the second aborts the whole run. Errors that end
+ * the run (step budget, cancellation, provider failures, an earlier abort,
+ * `ToolLoopError`) propagate.
+ */
+export async function executeToolCall(call: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock> {
+  const tool = site.offered.get(call.name);
+  // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
+  const blocked = site.loopGuard.before(call, tool?.poll ?? false);
+  site.events.emit({ type: "tool-call", toolName: call.name, toolCallId: call.id, input: call.input });
+  const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site);
+  site.loopGuard.after(call, outcome.recorded);
+  const { block } = outcome;
+  if (block.isError === true) {
+    site.events.logger.info({ tool: call.name, toolCallId: call.id }, String(block.content));
+    site.events.emit({ type: "tool-error", toolName: call.name, toolCallId: call.id, message: String(block.content) });
+  } else {
+    site.events.emit({ type: "tool-result", toolName: call.name, toolCallId: call.id });
+  }
+  return block;
+}
+
+async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCallSite): Promise<Outcome> {
+  if (call.inputError !== undefined) {
+    return failed(
+      call,
+      `Tool '${call.name}' was called with malformed arguments (${call.inputError}). ` +
+        `Call it again with one JSON object that matches its parameters schema.`,
+      new Error(call.inputError),
+    );
+  }
+  if (tool === undefined) return notOffered(call, site);
+  try {
+    const value = await run(tool, call, site);
+    return { block: { type: "tool_result", toolUseId: call.id, content: resultText(value, tool.maxResultChars) }, recorded: { result: value } };
+  } catch (error) {
+    if (site.execution.isAbortError(error) || site.signal?.aborted === true || endsTheRun(error)) throw error;
+    if (GuardError.isInstance(error)) return refused(call, error, site);
+    if (ToolArgumentsError.isInstance(error)) {
+      return failed(call, `${error.message}. Call '${call.name}' again with arguments matching its schema.`, error);
+    }
+    if (ToolTimeoutError.isInstance(error)) return failed(call, `Tool '${call.name}' failed: ${error.message}`, error);
+    return failed(call, `Tool '${call.name}' failed: ${errorText(error)}`, error);
+  }
+}
+
+/**
+ * Executes the tool in a child scope of the loop (so the call it makes
+ * links to the model turn that asked for it), with the run's signal — or,
+ * when the tool has a timeout, a signal that also fires at the timeout —
+ * and races it: a tool that ignores its signal cannot hold the run.
+ */
+function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknown> {
+  const parent = site.scope;
+  let signal = site.signal;
+  let region = parent.region;
+  let timer: NodeJS.Timeout | undefined;
+  if (tool.timeout !== undefined) {
+    const controller = new AbortController();
+    const timeoutMs = tool.timeout;
+    timer = setTimeout(() => controller.abort(new ToolTimeoutError(call.name, timeoutMs)), timeoutMs);
+    signal = joinSignals(site.signal, controller.signal);
+    region = new CancellationRegion(signal!);
+  }
+  const scope: CallScope = {
+    ...parent,
+    toolCall: { id: call.id, name: call.name, requestedBy: site.requestedBy },
+    signal,
+    region,
+  };
+  const work = withFrameData(scope, execute, tool, call.input, signal);
+  if (signal === undefined) return work;
+  const raced = raceSignal(work, signal);
+  if (timer === undefined) return raced;
+  return raced.finally(() => {
+    clearTimeout(timer);
+    if (region !== parent.region) region?.dispose();
+  });
+}
+
+/** Calls `execute`, turning a synchronous throw into a rejection. */
+async function execute(tool: Tool, input: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  return tool.execute(input, signal === undefined ? {} : { signal });
+}
+
+/** An Error's message; any other thrown value (even `undefined`) described readably. */
+function errorText(error: unknown): string {
+  if (typeof error === "object" && error !== null && typeof (error as Error).message === "string") return (error as Error).message;
+  return describeError(error);
+}
+
+function endsTheRun(error: unknown): boolean {
+  return (
+    isCancellation(error) ||
+    MaxStepsExceededError.isInstance(error) ||
+    ProviderError.isInstance(error) ||
+    MissingProviderError.isInstance(error)
+  );
+}
+
+function failed(call: ToolUseBlock, message: string, error: unknown): Outcome {
+  return { block: { type: "tool_result", toolUseId: call.id, content: message, isError: true }, recorded: { error } };
+}
+
+/** The permission check: a tool that was not offered in this request never runs, whatever the model asks. */
+function notOffered(call: ToolUseBlock, site: ToolCallSite): Outcome {
+  const names = [...site.offered.keys()];
+  const available =
+    names.length > 0 ? `Available tools: ${names.join(", ")}. Call one of those, or answer directly.` : "No tools are available here; answer directly.";
+  const message = site.withheld.has(call.name)
+    ? `Tool '${call.name}' is not available here (withheld by a deny list). ${available}`
+    : `Unknown tool '${call.name}'. ${available}`;
+  return failed(call, message, new UnknownToolError(call.name, names));
+}
+
+/** A guard refused the call: the model is told once; a second refusal in the run aborts it. */
+function refused(call: ToolUseBlock, error: GuardError, site: ToolCallSite): Outcome {
+  const { execution, events } = site;
+  execution.refusals++;
+  const aborted = execution.refusals >= 2;
+  events.emit({ type: "guard-refusal", toolName: call.name, toolCallId: call.id, error, aborted });
+  events.logger.warn({ tool: call.name, refusals: execution.refusals, aborted }, error.message);
+  if (aborted) throw execution.abort(error);
+  return {
+    block: { type: "tool_result", toolUseId: call.id, content: refusalMessage(error, call.name), isError: true },
+    recorded: { error },
+  };
+}
+
+/** What the model is told when a guard refused its call: what happened and what to do instead. */
+function refusalMessage(error: GuardError, toolName: string): string {
+  if (RecursionError.isInstance(error)) {
+    return (
+      `Refused: ${error.message}. The recursion ceiling (${error.limit}) was hit — you are already running inside ` +
+      `${error.functionName}. Do NOT call '${toolName}' again: do the work directly with the lower-level tools, ` +
+      `or answer with what you have. Another refused call ends the whole run.`
+    );
+  }
+  if (CycleError.isInstance(error)) {
+    return (
+      `Refused: ${error.message}. Calling '${toolName}' would repeat the cycle ${error.cycle.join(" → ")} again. ` +
+      `Finish the work here directly, or answer with what you have. Another refused call ends the whole run.`
+    );
+  }
+  if (ChainDepthError.isInstance(error)) {
+    return (
+      `Refused: ${error.message}. The call chain is too deep to call '${toolName}'. ` +
+      `Answer with what you have. Another refused call ends the whole run.`
+    );
+  }
+  return `Refused: ${error.message}. Do not call '${toolName}' again; answer with what you have. Another refused call ends the whole run.`;
+}
+
+function resultText(value: unknown, maxChars: number | undefined): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else if (value === undefined) text = "(no result)";
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  if (maxChars !== undefined && text.length > maxChars) {
+    text = `${text.slice(0, maxChars)}… [truncated: ${text.length - maxChars} more characters]`;
+  }
+  return text;
+}
