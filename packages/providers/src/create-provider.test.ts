@@ -1,9 +1,9 @@
-import { ProviderError } from "@rein/core";
+import { MissingProviderError, ProviderError, UsageError } from "@rein/core";
 import { jsonFixture, useFixtureServer } from "./__fixtures__/fixture-server";
 import { AnthropicProvider } from "./anthropic/anthropic-provider";
 import { createProvider } from "./create-provider";
 import { OpenAIProvider } from "./openai/openai-provider";
-import { ProviderConfigError } from "./provider-config-error";
+import { MissingProviderError as ReexportedMissingProviderError, ProviderConfigError } from "./provider-config-error";
 
 const hello = { system: "Be brief.", messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "Hi" }] }], tools: [] };
 
@@ -48,7 +48,7 @@ describe("createProvider", () => {
     expect(createProvider({ ...both, REIN_PROVIDER: "openai" })).toBeInstanceOf(OpenAIProvider);
   });
 
-  it("throws ProviderConfigError saying what to set when nothing is configured (empty values count as unset)", () => {
+  it("throws MissingProviderError (a ProviderConfigError, a usage error) saying what to set when nothing is configured (empty values count as unset)", () => {
     let thrown: unknown;
     try {
       createProvider({ ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "  ", REIN_MODEL: "test-model" });
@@ -57,8 +57,12 @@ describe("createProvider", () => {
     }
     expect(thrown).toBeInstanceOf(ProviderConfigError);
     expect(ProviderConfigError.isInstance(thrown)).toBe(true);
-    expect(ProviderError.isInstance(thrown)).toBe(true);
-    expect((thrown as Error).name).toBe("ProviderConfigError");
+    // The one "no provider" class, shared with the Runtime; a configuration mistake, not a provider failure.
+    expect(MissingProviderError.isInstance(thrown)).toBe(true);
+    expect(ReexportedMissingProviderError).toBe(MissingProviderError);
+    expect(UsageError.isInstance(thrown)).toBe(true);
+    expect(ProviderError.isInstance(thrown)).toBe(false);
+    expect((thrown as Error).name).toBe("MissingProviderError");
     expect((thrown as Error).message).toBe(
       "No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY " +
         "(or OPENAI_BASE_URL for an OpenAI-compatible server), or pass { provider }",
@@ -71,5 +75,16 @@ describe("createProvider", () => {
       "REIN_PROVIDER is anthropic but ANTHROPIC_API_KEY is not set",
     );
     expect(() => createProvider({ REIN_PROVIDER: "openai", ANTHROPIC_API_KEY: "test-key" })).toThrow(ProviderConfigError);
+    let invalid: unknown;
+    try {
+      createProvider({ REIN_PROVIDER: "mistral", ANTHROPIC_API_KEY: "test-key" });
+    } catch (error) {
+      invalid = error;
+    }
+    // Invalid configuration is a ProviderConfigError (a usage error) but not the missing-provider one.
+    expect(ProviderConfigError.isInstance(invalid)).toBe(true);
+    expect(UsageError.isInstance(invalid)).toBe(true);
+    expect(MissingProviderError.isInstance(invalid)).toBe(false);
+    expect((invalid as Error).name).toBe("ProviderConfigError");
   });
 });

@@ -1,7 +1,7 @@
 import type { ModelProvider } from "@rein/core";
 import { AnthropicProvider } from "./anthropic/anthropic-provider";
 import { OpenAIProvider, placeholderApiKey } from "./openai/openai-provider";
-import { ProviderConfigError } from "./provider-config-error";
+import { MissingProviderError, ProviderConfigError } from "./provider-config-error";
 
 /**
  * Model used by {@link createProvider} for Anthropic when `REIN_MODEL` is unset.
@@ -46,7 +46,8 @@ const missingMessage =
  * count as unset.
  *
  * @param env - the variables to read; `process.env` when omitted.
- * @throws {@link ProviderConfigError} when no provider is configured, saying what to set.
+ * @throws {@link MissingProviderError} (a {@link ProviderConfigError}) when no provider is configured, saying what to set.
+ * @throws {@link ProviderConfigError} when `REIN_PROVIDER` is unknown or names a provider that is not configured.
  *
  * @example
  * ```ts
@@ -72,11 +73,14 @@ export function createProvider(env: ProviderEnvironment = process.env): ModelPro
   const openaiConfigured = openaiKey !== undefined || openaiBaseURL !== undefined;
 
   if (chosen === "anthropic" && !anthropicConfigured) {
-    throw new ProviderConfigError("REIN_PROVIDER is anthropic but ANTHROPIC_API_KEY is not set: set it, or unset REIN_PROVIDER");
+    throw new ProviderConfigError("REIN_PROVIDER is anthropic but ANTHROPIC_API_KEY is not set: set it, or unset REIN_PROVIDER", {
+      provider: "anthropic",
+    });
   }
   if (chosen === "openai" && !openaiConfigured) {
     throw new ProviderConfigError(
       "REIN_PROVIDER is openai but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set: set one, or unset REIN_PROVIDER",
+      { provider: "openai" },
     );
   }
   if (anthropicConfigured && chosen !== "openai") {
@@ -92,5 +96,5 @@ export function createProvider(env: ProviderEnvironment = process.env): ModelPro
       baseURL: openaiBaseURL,
     });
   }
-  throw new ProviderConfigError(missingMessage);
+  throw new MissingProviderError(missingMessage);
 }

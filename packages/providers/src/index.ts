@@ -10,4 +10,4 @@ export { OpenAIProvider } from "./openai/openai-provider";
 export type { OpenAIApi, OpenAIProviderSettings } from "./openai/openai-provider";
 export { createProvider, defaultAnthropicModel, defaultOpenAIModel } from "./create-provider";
 export type { ProviderEnvironment } from "./create-provider";
-export { ProviderConfigError } from "./provider-config-error";
+export { ProviderConfigError, MissingProviderError } from "./provider-config-error";

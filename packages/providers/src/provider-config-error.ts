@@ -1,12 +1,9 @@
-import { ProviderError } from "@rein/core";
-
 /**
- * No model provider could be configured from the environment (or the
- * configuration names a provider that is not set up). The message says which
- * variables to set.
- *
- * It extends `ProviderError` (a `ReinError`) with `provider: "none"` because
- * `@rein/providers` does not depend on `@rein/guard`, where `ReinError` lives.
+ * `ProviderConfigError` (invalid model-provider configuration, a
+ * `UsageError`) and its subclass `MissingProviderError` (no provider
+ * configured at all) are defined in `@rein/core`, so the Runtime and
+ * {@link createProvider} throw the same "no provider" class; this module
+ * re-exports them for existing imports from `@rein/providers`.
  *
  * @example
  * ```ts
@@ -15,8 +12,4 @@ import { ProviderError } from "@rein/core";
  * }
  * ```
  */
-export class ProviderConfigError extends ProviderError {
-  constructor(message: string) {
-    super(message, { provider: "none" });
-  }
-}
+export { ProviderConfigError, MissingProviderError } from "@rein/core";

@@ -115,11 +115,15 @@ describe("rein umbrella", () => {
   });
 
   it("with no provider in the environment, the first request fails with ProviderConfigError saying what to set", async () => {
-    const { Agent, ProviderConfigError } = freshRein();
+    const { Agent, ProviderConfigError, MissingProviderError, UsageError, ProviderError } = freshRein();
 
     const error = await new (class extends Agent {})().ask("hi").catch((caught: unknown) => caught);
 
     expect(ProviderConfigError.isInstance(error)).toBe(true);
+    // The same "no provider" class the Runtime throws; a usage error, not a provider failure.
+    expect(MissingProviderError.isInstance(error)).toBe(true);
+    expect(UsageError.isInstance(error)).toBe(true);
+    expect(ProviderError.isInstance(error)).toBe(false);
     expect((error as Error).message).toBe(
       "No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY " +
         "(or OPENAI_BASE_URL for an OpenAI-compatible server), or pass { provider }",

@@ -8,7 +8,8 @@
  * agent works with only `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`, or
  * `OPENAI_BASE_URL` for an OpenAI-compatible server) set. The factory runs
  * lazily, on a runtime's first model request; with nothing set, that request
- * fails with a {@link ProviderConfigError} saying what to set.
+ * fails with a {@link MissingProviderError} (a {@link ProviderConfigError})
+ * saying what to set.
  *
  * @example
  * ```ts
@@ -47,6 +48,7 @@ export {
   ContextProviderError,
   MissingProviderError,
   ToolArgumentsError,
+  ToolApprovalError,
   ContextHeadError,
   ContextStoreError,
   textBlock,
@@ -139,9 +141,12 @@ export type {
   SelectHistoryOptions,
 } from "@rein/core";
 
-// @rein/guard
+// @rein/guard (the error families UsageError, ModelBehaviorError and SystemFailureError are re-exported by @rein/core too; same objects)
 export {
   ReinError,
+  UsageError,
+  ModelBehaviorError,
+  SystemFailureError,
   GuardError,
   RecursionError,
   MAX_AGENTIC_RECURSION_DEPTH,
@@ -195,7 +200,7 @@ export type {
   ToolLoopErrorOptions,
 } from "@rein/guard";
 
-// @rein/providers
+// @rein/providers (`ProviderConfigError` is defined in @rein/core; @rein/providers re-exports the same class)
 export {
   AnthropicProvider,
   OpenAIProvider,

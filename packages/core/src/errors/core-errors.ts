@@ -1,18 +1,27 @@
-import { ReinError } from "@rein/guard";
+import { ModelBehaviorError, ReinError, UsageError } from "@rein/guard";
 
 /**
  * A scoped call was cancelled before or while it ran: a pre-invocation hook
  * threw it, or the caller's `AbortSignal` fired. The call's code node is
- * recorded as `cancelled`.
+ * recorded as `cancelled`. Nobody's fault, so it belongs to no family and
+ * extends {@link ReinError} directly.
  */
 export class CancelledError extends ReinError {
+  static {
+    this.defineErrorName("CancelledError");
+  }
+
   constructor(message = "the call was cancelled", options?: { cause?: unknown }) {
     super(message, options);
   }
 }
 
-/** The model's answer to `agent.choose()` was not one of the offered options. */
-export class DecisionError extends ReinError {
+/** The model's answer to `agent.choose()` was not one of the offered options (model behaviour). */
+export class DecisionError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("DecisionError");
+  }
+
   /** What the model answered. */
   readonly choice: string;
   /** The ids it could have picked. */
@@ -28,8 +37,13 @@ export class DecisionError extends ReinError {
   }
 }
 
-/** One model-tool loop made `maxIterations` requests without the model finishing. */
-export class MaxIterationsExceededError extends ReinError {
+/** One model-tool loop made `maxIterations` requests without the model finishing (model behaviour). */
+export class MaxIterationsExceededError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("MaxIterationsExceededError");
+  }
+
+  /** The limit that was reached. */
   readonly maxIterations: number;
 
   constructor(maxIterations: number) {
@@ -43,9 +57,15 @@ export class MaxIterationsExceededError extends ReinError {
 
 /**
  * A run and the runs nested in it made more model requests than the shared
- * `maxSteps` budget allows. Nesting can never multiply `maxIterations`.
+ * `maxSteps` budget allows (model behaviour). Nesting can never multiply
+ * `maxIterations`.
  */
-export class MaxStepsExceededError extends ReinError {
+export class MaxStepsExceededError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("MaxStepsExceededError");
+  }
+
+  /** The shared budget that was reached. */
   readonly maxSteps: number;
 
   constructor(maxSteps: number) {
@@ -57,8 +77,17 @@ export class MaxStepsExceededError extends ReinError {
   }
 }
 
-/** A Context provider threw while a model request was being prepared; that request is not sent. */
-export class ContextProviderError extends ReinError {
+/**
+ * A Context provider threw while a model request was being prepared; that
+ * request is not sent. A {@link UsageError}: the provider is the
+ * application's code (its `cause` is what it threw).
+ */
+export class ContextProviderError extends UsageError {
+  static {
+    this.defineErrorName("ContextProviderError");
+  }
+
+  /** The name the provider was registered under. */
   readonly providerName: string;
 
   constructor(providerName: string, cause: unknown) {
@@ -67,18 +96,75 @@ export class ContextProviderError extends ReinError {
   }
 }
 
-/** No model provider is configured for a runtime that needs one. */
-export class MissingProviderError extends ReinError {
-  constructor() {
-    super(
-      "No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY (with the `rein` package), " +
-        "or pass { provider } to the Runtime",
-    );
+/**
+ * The model-provider configuration is invalid, e.g. `REIN_PROVIDER` names an
+ * unknown provider or one whose key is not set: a {@link UsageError}, not a
+ * `ProviderError` (nothing failed at a provider; nothing was sent).
+ * When no provider is configured at all, the error is its subclass
+ * {@link MissingProviderError}.
+ *
+ * It lives in `@rein/core` so that {@link MissingProviderError} can extend
+ * it; `@rein/providers` and `rein` re-export the same class.
+ *
+ * @example
+ * ```ts
+ * try { createProvider(); } catch (error) {
+ *   if (ProviderConfigError.isInstance(error)) console.error(error.message);
+ * }
+ * ```
+ */
+export class ProviderConfigError extends UsageError {
+  static {
+    this.defineErrorName("ProviderConfigError");
+  }
+
+  /** The provider the configuration concerns; `"none"` when it names none. */
+  readonly provider: string;
+
+  constructor(message: string, options?: { provider?: string; cause?: unknown }) {
+    super(message, options);
+    this.provider = options?.provider ?? "none";
   }
 }
 
-/** Arguments given to a tool do not match its schema. */
-export class ToolArgumentsError extends ReinError {
+/**
+ * No model provider is configured for a runtime that needs one. The one
+ * "no provider" error: the Runtime throws it when it has no provider and no
+ * default factory, and `createProvider()` (from `@rein/providers`, the
+ * default factory of `rein`) throws it when the environment names none. A
+ * {@link ProviderConfigError}, so `ProviderConfigError.isInstance` checks
+ * keep matching it.
+ *
+ * @example
+ * ```ts
+ * err.message; // "No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY (with the `rein` package), or pass { provider } to the Runtime"
+ * ```
+ */
+export class MissingProviderError extends ProviderConfigError {
+  static {
+    this.defineErrorName("MissingProviderError");
+  }
+
+  /**
+   * @param message - what to set; the default suits a bare `@rein/core`
+   *   Runtime, and `createProvider()` passes one that names its variables.
+   */
+  constructor(
+    message = "No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY (with the `rein` package), " +
+      "or pass { provider } to the Runtime",
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Arguments given to a tool do not match its schema (model behaviour: the model wrote them). */
+export class ToolArgumentsError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("ToolArgumentsError");
+  }
+
+  /** The tool whose schema was not met. */
   readonly toolName: string;
   /** One line per problem, each naming the argument path. */
   readonly problems: readonly string[];
@@ -90,9 +176,54 @@ export class ToolArgumentsError extends ReinError {
   }
 }
 
-/** A Context names a head node its session does not hold. */
-export class ContextHeadError extends ReinError {
+/**
+ * A `requiresApproval` tool call was not approved: the agent's
+ * `approveToolCall` said no, or the agent has none (`approverConfigured` is
+ * then false, and the message says so).
+ *
+ * A {@link ModelBehaviorError}: a policy refused an action the model chose,
+ * and the model gets the refusal as its tool result and can do something
+ * else; adjust the prompt or the approval policy if it keeps asking. It is
+ * not a `GuardError`, so a denial never counts toward the guards'
+ * refusal-then-abort rule. (Without any approver configured, the fix is in
+ * the code: give the agent an `approveToolCall`.)
+ *
+ * @example
+ * ```ts
+ * err.message; // "calling 'deploy' requires approval and it was not approved"
+ * ```
+ */
+export class ToolApprovalError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("ToolApprovalError");
+  }
+
+  /** The tool whose call was not approved. */
+  readonly toolName: string;
+  /** False when the agent has no `approveToolCall`, so no call of the tool can ever be approved. */
+  readonly approverConfigured: boolean;
+
+  constructor(toolName: string, options?: { approverConfigured?: boolean; cause?: unknown }) {
+    const approverConfigured = options?.approverConfigured ?? true;
+    super(
+      `calling '${toolName}' requires approval and it was not approved` +
+        (approverConfigured ? "" : " (no approveToolCall was configured on the agent)"),
+      options,
+    );
+    this.toolName = toolName;
+    this.approverConfigured = approverConfigured;
+  }
+}
+
+/** A Context names a head node its session does not hold (a usage error). */
+export class ContextHeadError extends UsageError {
+  static {
+    this.defineErrorName("ContextHeadError");
+  }
+
+  /** The head node id the Context named. */
   readonly headId: string;
+  /** The session that does not hold it. */
   readonly sessionId: string;
 
   constructor(headId: string, sessionId: string) {
@@ -105,9 +236,14 @@ export class ContextHeadError extends ReinError {
 /**
  * A call would record to the session of the call it runs in through a
  * different writer: two writers on one session would interleave sequence
- * numbers and heads.
+ * numbers and heads (a usage error).
  */
-export class ContextStoreError extends ReinError {
+export class ContextStoreError extends UsageError {
+  static {
+    this.defineErrorName("ContextStoreError");
+  }
+
+  /** The session both writers would record to. */
   readonly sessionId: string;
 
   constructor(sessionId: string) {

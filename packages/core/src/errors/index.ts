@@ -1,11 +1,15 @@
+// The three error families, from @rein/guard, so users of @rein/core (and @rein/providers) can test for them.
+export { UsageError, ModelBehaviorError, SystemFailureError } from "@rein/guard";
 export {
   CancelledError,
   DecisionError,
   MaxIterationsExceededError,
   MaxStepsExceededError,
   ContextProviderError,
+  ProviderConfigError,
   MissingProviderError,
   ToolArgumentsError,
+  ToolApprovalError,
   ContextHeadError,
   ContextStoreError,
 } from "./core-errors";

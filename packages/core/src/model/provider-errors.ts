@@ -1,4 +1,4 @@
-import { ReinError } from "@rein/guard";
+import { SystemFailureError } from "@rein/guard";
 
 /** Fields shared by every provider failure. */
 export interface ProviderErrorDetails {
@@ -12,12 +12,19 @@ export interface ProviderErrorDetails {
 }
 
 /**
- * A model provider failed: a system failure, not the model's or the
- * developer's fault. Keeps the HTTP status and body.
+ * A model provider failed: a system failure ({@link SystemFailureError}),
+ * not the model's or the developer's fault. Keeps the HTTP status and body.
  */
-export class ProviderError extends ReinError {
+export class ProviderError extends SystemFailureError {
+  static {
+    this.defineErrorName("ProviderError");
+  }
+
+  /** Provider name (`"anthropic"`, `"openai"`). */
   readonly provider: string;
+  /** HTTP status, when the failure came from a response. */
   readonly status: number | undefined;
+  /** The response body (parsed JSON or text), kept for diagnosis. */
   readonly body: unknown;
 
   constructor(message: string, details: ProviderErrorDetails) {
@@ -29,10 +36,18 @@ export class ProviderError extends ReinError {
 }
 
 /** The provider refused the credentials (HTTP 401/403). */
-export class AuthenticationError extends ProviderError {}
+export class AuthenticationError extends ProviderError {
+  static {
+    this.defineErrorName("AuthenticationError");
+  }
+}
 
 /** The provider rate-limited the request (HTTP 429). */
 export class RateLimitError extends ProviderError {
+  static {
+    this.defineErrorName("RateLimitError");
+  }
+
   /** Seconds the provider asked to wait, from `retry-after`, when it said. */
   readonly retryAfterSeconds: number | undefined;
 
@@ -43,10 +58,18 @@ export class RateLimitError extends ProviderError {
 }
 
 /** The provider is overloaded (Anthropic 529, HTTP 503). */
-export class OverloadedError extends ProviderError {}
+export class OverloadedError extends ProviderError {
+  static {
+    this.defineErrorName("OverloadedError");
+  }
+}
 
 /**
  * The request did not fit the model's context window. The runtime reacts by
  * compacting history and retrying.
  */
-export class ContextOverflowError extends ProviderError {}
+export class ContextOverflowError extends ProviderError {
+  static {
+    this.defineErrorName("ContextOverflowError");
+  }
+}

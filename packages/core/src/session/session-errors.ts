@@ -1,9 +1,10 @@
-import { ReinError } from "@rein/guard";
+import { SystemFailureError } from "@rein/guard";
 
 /**
- * Base of every session-store failure: a system failure (the file, the
- * database, a missing record), not the model's fault. `location` names the
- * database file (or `":memory:"` / `"in-memory store"`).
+ * Base of every session-store failure: a system failure
+ * ({@link SystemFailureError}: the file, the database, a missing record),
+ * not the model's fault. `location` names the database file (or
+ * `":memory:"` / `"in-memory store"`).
  *
  * @example
  * ```ts
@@ -12,7 +13,11 @@ import { ReinError } from "@rein/guard";
  * }
  * ```
  */
-export class SessionStoreError extends ReinError {
+export class SessionStoreError extends SystemFailureError {
+  static {
+    this.defineErrorName("SessionStoreError");
+  }
+
   /** The database file path, or a description of an in-memory store. */
   readonly location: string;
 
@@ -32,6 +37,10 @@ export class SessionStoreError extends ReinError {
  * ```
  */
 export class SessionStoreCorruptError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreCorruptError");
+  }
+
   constructor(location: string, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(
@@ -53,6 +62,10 @@ export class SessionStoreCorruptError extends SessionStoreError {
  * ```
  */
 export class ForeignDatabaseError extends SessionStoreError {
+  static {
+    this.defineErrorName("ForeignDatabaseError");
+  }
+
   /** The tables found in the foreign database (first ten). */
   readonly tables: readonly string[];
 
@@ -76,6 +89,10 @@ export class ForeignDatabaseError extends SessionStoreError {
  * ```
  */
 export class SessionSchemaVersionError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionSchemaVersionError");
+  }
+
   /** Schema version found in the file. */
   readonly foundVersion: number;
   /** Highest schema version this build can read and write. */
@@ -101,6 +118,10 @@ export class SessionSchemaVersionError extends SessionStoreError {
  * ```
  */
 export class SessionNotFoundError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionNotFoundError");
+  }
+
   /** The id that was asked for. */
   readonly sessionId: string;
 
@@ -124,6 +145,10 @@ export class SessionNotFoundError extends SessionStoreError {
  * ```
  */
 export class SessionExistsError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionExistsError");
+  }
+
   /** The id that is already taken. */
   readonly sessionId: string;
 
@@ -147,6 +172,10 @@ export class SessionExistsError extends SessionStoreError {
  * ```
  */
 export class SessionNodeNotFoundError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionNodeNotFoundError");
+  }
+
   /** The session that was searched. */
   readonly sessionId: string;
   /** The node id that was not found. */
@@ -172,6 +201,10 @@ export class SessionNodeNotFoundError extends SessionStoreError {
  * ```
  */
 export class SessionStoreClosedError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreClosedError");
+  }
+
   constructor(location: string) {
     super(`Session store '${location}' is closed. Open a new SessionStore({ path: '${location}' }) to use it again.`, location);
   }

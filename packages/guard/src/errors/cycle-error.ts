@@ -6,6 +6,10 @@ import { GuardError } from "./rein-error";
  * The per-function ceiling alone would let such a cycle run `limit × k` frames.
  */
 export class CycleError extends GuardError {
+  static {
+    this.defineErrorName("CycleError");
+  }
+
   /** The repeating sequence, by readable name, outermost first (`["A.plan", "B.act"]`). */
   readonly cycle: string[];
   /** How many times the sequence would have repeated had the call been entered. */
@@ -26,6 +30,10 @@ export class CycleError extends GuardError {
  * `maxChainDepth` frames, whatever functions it holds.
  */
 export class ChainDepthError extends GuardError {
+  static {
+    this.defineErrorName("ChainDepthError");
+  }
+
   /** The readable name of the function that was refused. */
   readonly functionName: string;
   /** The chain length the refused call would have reached (`limit + 1`). */

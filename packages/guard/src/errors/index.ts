@@ -1,4 +1,4 @@
-export { ReinError, GuardError } from "./rein-error";
+export { ReinError, UsageError, ModelBehaviorError, SystemFailureError, GuardError } from "./rein-error";
 export type { ReinErrorOptions } from "./rein-error";
 export { RecursionError, MAX_AGENTIC_RECURSION_DEPTH } from "./recursion-error";
 export { CycleError, ChainDepthError } from "./cycle-error";

@@ -18,6 +18,10 @@ export const MAX_AGENTIC_RECURSION_DEPTH = 5;
  * ```
  */
 export class RecursionError extends GuardError {
+  static {
+    this.defineErrorName("RecursionError");
+  }
+
   /** The readable name of the function that was refused (`Researcher.research`). */
   readonly functionName: string;
   /** The nesting depth the refused call would have reached (`limit + 1`). */

@@ -1,4 +1,4 @@
-import { GuardError, ReinError } from "../errors/rein-error";
+import { GuardError, ModelBehaviorError, ReinError } from "../errors/rein-error";
 import { ToolLoopError } from "./tool-loop-error";
 import { UnknownToolError } from "./unknown-tool-error";
 
@@ -12,6 +12,7 @@ describe("ToolLoopError", () => {
     expect(error.message).toContain("different approach");
     expect(ToolLoopError.isInstance(error)).toBe(true);
     expect(ReinError.isInstance(error)).toBe(true);
+    expect(ModelBehaviorError.isInstance(error)).toBe(true);
     expect(GuardError.isInstance(error)).toBe(false);
   });
 });
@@ -21,7 +22,9 @@ describe("UnknownToolError", () => {
     const error = new UnknownToolError("web_search", ["search", "fetch"]);
     expect(error).toMatchObject({ name: "UnknownToolError", toolName: "web_search", availableTools: ["search", "fetch"] });
     expect(error.message).toBe('Tool "web_search" does not exist. Available tools: search, fetch. Call one of these or answer without a tool.');
-    expect(GuardError.isInstance(error)).toBe(true);
+    // Model behaviour, but not a guard refusal: a tool throwing it is an ordinary tool failure.
+    expect(ModelBehaviorError.isInstance(error)).toBe(true);
+    expect(GuardError.isInstance(error)).toBe(false);
   });
 
   it("says so when no tool exists at all", () => {

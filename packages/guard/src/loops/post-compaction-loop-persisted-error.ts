@@ -1,17 +1,21 @@
-import { ReinError } from "../errors/rein-error";
+import { ModelBehaviorError } from "../errors/rein-error";
 
 /**
  * Ends a run whose model went straight back into the same loop after its
  * context was compacted: the same tool, arguments and result filled the
  * post-compaction window. Returned by {@link PostCompactionGuard.observe} for
- * the runtime to throw.
+ * the runtime to throw. Model behaviour: a {@link ModelBehaviorError}.
  *
  * @example
  * ```ts
  * if (PostCompactionLoopPersistedError.isInstance(error)) console.log(error.toolName, error.count);
  * ```
  */
-export class PostCompactionLoopPersistedError extends ReinError {
+export class PostCompactionLoopPersistedError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("PostCompactionLoopPersistedError");
+  }
+
   /** Always `"compaction_loop_persisted"`, beside the loop detectors' kinds. */
   readonly detector = "compaction_loop_persisted" as const;
   /** Identical (tool, arguments, result) calls seen after the compaction. */

@@ -1,4 +1,4 @@
-import { ReinError } from "../errors/rein-error";
+import { ModelBehaviorError } from "../errors/rein-error";
 import type { LoopDetectorKind } from "./loop-detection-result";
 
 /** Options of {@link ToolLoopError}. */
@@ -13,14 +13,18 @@ export interface ToolLoopErrorOptions {
  * Ends a run whose model kept making calls the loop detector blocked
  * (`maxBlockedCalls` blocks, default 3): a block alone lets a model retry for
  * hours. Model misbehaviour, not a refusal to report back, so it extends
- * {@link ReinError} rather than {@link GuardError}.
+ * {@link ModelBehaviorError} but not `GuardError`.
  *
  * @example
  * ```ts
  * if (ToolLoopError.isInstance(error)) console.log(error.detector, error.toolName, error.count);
  * ```
  */
-export class ToolLoopError extends ReinError {
+export class ToolLoopError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("ToolLoopError");
+  }
+
   /** The detector of the last block. */
   readonly detector: LoopDetectorKind;
   /** The pattern count of the last block. */

@@ -1,9 +1,13 @@
-import { GuardError } from "../errors/rein-error";
+import { ModelBehaviorError } from "../errors/rein-error";
 
 /**
  * Raised when the model calls a tool that does not exist. The runtime reports
  * it to the model as the call's result; {@link ToolLoopDetector} counts
  * repeated ones (`unknown_tool_repeat`).
+ *
+ * Model behaviour, not a guard refusal: it extends {@link ModelBehaviorError}
+ * but not `GuardError`, so a tool that throws it is an ordinary tool failure
+ * and never counts toward the runtime's refusal-then-abort rule.
  *
  * @example
  * ```ts
@@ -11,7 +15,11 @@ import { GuardError } from "../errors/rein-error";
  * // 'Tool "web_search" does not exist. Available tools: search, fetch. Call one of these or answer without a tool.'
  * ```
  */
-export class UnknownToolError extends GuardError {
+export class UnknownToolError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("UnknownToolError");
+  }
+
   /** The name the model asked for. */
   readonly toolName: string;
   /** The names of the tools that do exist, in the order given. */
