@@ -1,5 +1,6 @@
 import type { ModelProvider } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
+import { agentFunctionOptionsSchema } from "../options/agent-options-schema";
 import { Agent, type AgentOptions, type AskOptions } from "./agent";
 
 /** Options of the standalone {@link agent} function: agent settings, per-call settings, and optionally a provider. */
@@ -19,6 +20,7 @@ export interface AgentFunctionOptions extends Omit<AgentOptions, "methodOptions"
  * ```
  */
 export function agent(prompt: string, options: AgentFunctionOptions = {}): Promise<string> {
+  agentFunctionOptionsSchema.parse(options);
   const { provider, toolChoice, maxIterations, signal, ...agentOptions } = options;
   if (provider !== undefined && agentOptions.runtime !== undefined) {
     throw new TypeError("agent(): pass either provider or runtime, not both");

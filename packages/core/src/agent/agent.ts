@@ -9,6 +9,14 @@ import type { Tool } from "../tools/tool";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
 import type { MethodOptions } from "./method-options";
 import { methodTool, type ToolApprover } from "./method-tool";
+import {
+  agentOptionsSchema,
+  agentSpecSchema,
+  checkAgentClassOptions,
+  checkAgentOptions,
+  checkAskArguments,
+  checkChooseArguments,
+} from "../options/agent-options-schema";
 
 /** Reasoning effort, for models that take one. */
 export type Effort = "low" | "medium" | "high";
@@ -76,21 +84,6 @@ export interface AgentSpec {
 /** Options of {@link Agent.choose}: ids, or ids with descriptions. */
 export type ChoiceOptions = readonly string[] | Readonly<Record<string, string>> | readonly { id: string; description?: string }[];
 
-const AGENT_OPTIONS = new Set<string>([
-  "model",
-  "effort",
-  "instructions",
-  "context",
-  "tools",
-  "runtime",
-  "methodOptions",
-  "name",
-  "description",
-  "approveToolCall",
-  "loopDetection",
-]);
-const ASK_OPTIONS = new Set<string>(["model", "effort", "instructions", "tools", "context", "runtime", "toolChoice", "maxIterations", "signal"]);
-
 let defaultRuntime: Runtime | undefined;
 
 /**
@@ -123,16 +116,9 @@ export class Agent implements ScopeOwner {
   readonly scopeLimits: ChainLimits | undefined;
 
   constructor(options: AgentOptions = {}) {
-    const unknown = Object.keys(options).filter((key) => !AGENT_OPTIONS.has(key));
-    if (unknown.length > 0) throw new TypeError(`Unsupported Agent options: ${unknown.join(", ")}`);
+    checkAgentOptions(options);
     this.#classInfo = prepareAgentClass(new.target, Agent);
-    if (options.methodOptions !== undefined) {
-      for (const name of Object.keys(options.methodOptions)) {
-        if (!this.#classInfo.methods.has(name)) {
-          throw new TypeError(`Invalid methodOptions for ${new.target.name}.${name}: ${new.target.name} has no method named '${name}'`);
-        }
-      }
-    }
+    checkAgentClassOptions(new.target, this.#classInfo, options);
     this.#options = options;
     this.#ownContext = options.context ?? classDefault<Context>(this, "context");
     this.scopeLimits = (options.runtime ?? classDefault<Runtime>(this, "runtime"))?.limits;
@@ -140,7 +126,8 @@ export class Agent implements ScopeOwner {
 
   /** Builds an agent from a plain spec (e.g. loaded from JSON), with overrides on top. */
   static fromSpec<T extends Agent>(this: new (options?: AgentOptions) => T, spec: AgentSpec, overrides: AgentOptions = {}): T {
-    if (typeof spec !== "object" || spec === null) throw new TypeError("Agent.fromSpec expects a spec object");
+    agentSpecSchema.parse(spec);
+    agentOptionsSchema.parse(overrides);
     return new this({ ...spec, ...overrides });
   }
 
@@ -171,7 +158,7 @@ export class Agent implements ScopeOwner {
    * execution; otherwise it starts a standalone one and releases it after.
    */
   async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<string> {
-    checkOverrides(overrides);
+    checkAskArguments(prompt, overrides);
     const runtime = overrides.runtime ?? this.runtime;
     const result = await runtime.exec({
       content: prompt,
@@ -194,6 +181,7 @@ export class Agent implements ScopeOwner {
    * request; an answer that is not an option throws {@link DecisionError}.
    */
   async choose(prompt: string, options: ChoiceOptions, overrides: Omit<AskOptions, "tools" | "toolChoice"> = {}): Promise<string> {
+    checkChooseArguments(prompt, options, overrides);
     const choices = normaliseChoices(options);
     const listing = choices.map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`)).join("\n");
     const answer = await this.ask(
@@ -248,11 +236,6 @@ export class Agent implements ScopeOwner {
 
 function classDefault<T>(agent: Agent, name: string): T | undefined {
   return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
-}
-
-function checkOverrides(overrides: AskOptions): void {
-  const unknown = Object.keys(overrides).filter((key) => !ASK_OPTIONS.has(key));
-  if (unknown.length > 0) throw new TypeError(`Unsupported ask options: ${unknown.join(", ")}`);
 }
 
 function normaliseChoices(options: ChoiceOptions): { id: string; description?: string }[] {

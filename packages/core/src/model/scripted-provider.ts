@@ -1,4 +1,5 @@
 import { ReinError } from "@rein/guard";
+import { checkScriptedProviderArguments } from "../options/scripted-provider-schema";
 import type { ContentBlock, ToolUseBlock } from "./content";
 import type {
   ModelCallOptions,
@@ -42,12 +43,22 @@ export interface ScriptedProviderOptions {
    * @default "error"
    */
   whenExhausted?: "error" | "repeat-last";
+  /**
+   * Keep a deep copy of every request in {@link ScriptedProvider.requests}.
+   * Turn it off where nobody reads them (benchmarks, long soak tests): each
+   * copy costs a `structuredClone` of the whole conversation, and they pile
+   * up for the provider's lifetime. {@link ScriptedProvider.requestCount}
+   * still counts.
+   * @default true
+   */
+  recordRequests?: boolean;
 }
 
 /**
  * A {@link ModelProvider} that replays scripted assistant turns and records
  * every request it receives, so tests can assert on exactly what the model
- * saw. Ships with core for tests, examples and demos.
+ * saw (`{ recordRequests: false }` keeps none, for benchmarks). Ships with
+ * core for tests, examples and demos.
  *
  * @example
  * ```ts
@@ -60,16 +71,25 @@ export class ScriptedProvider implements ModelProvider {
   readonly specificationVersion = "rein-model-v1" as const;
   readonly providerId = "scripted";
   readonly modelId: string;
-  /** Every request received, in order (deep copies, safe from later mutation). */
+  /** Every request received, in order (deep copies, safe from later mutation); empty with `recordRequests: false`. */
   readonly requests: ModelRequest[] = [];
   private readonly turns: ScriptedTurn[];
   private readonly whenExhausted: "error" | "repeat-last";
+  private readonly recordRequests: boolean;
   private callCounter = 0;
+  private received = 0;
 
   constructor(turns: ScriptedTurn[] = [], options: ScriptedProviderOptions = {}) {
+    checkScriptedProviderArguments(turns, options);
     this.turns = [...turns];
     this.modelId = options.modelId ?? "scripted";
     this.whenExhausted = options.whenExhausted ?? "error";
+    this.recordRequests = options.recordRequests ?? true;
+  }
+
+  /** How many requests were received (recorded or not). */
+  get requestCount(): number {
+    return this.received;
   }
 
   /** Appends more turns to play. */
@@ -80,8 +100,8 @@ export class ScriptedProvider implements ModelProvider {
 
   async complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse> {
     options?.signal?.throwIfAborted();
-    const index = this.requests.length;
-    this.requests.push(structuredClone(request));
+    const index = this.received++;
+    if (this.recordRequests) this.requests.push(structuredClone(request));
     return this.toResponse(this.turnAt(index), request, index);
   }
 

@@ -17,6 +17,7 @@ import {
   SessionStoreClosedError,
 } from "./session-errors";
 import { flushPendingWriters } from "./writer-registry";
+import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema } from "../options/session-arguments";
 
 interface MemorySession {
   info: Omit<SessionInfo, "nodeCount">;
@@ -43,6 +44,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   private closed = false;
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
+    checkCreateSessionArguments("InMemorySessionStore.createSession", id, options);
     this.assertOpen();
     if (this.sessions.has(id)) throw new SessionExistsError(id, this.location);
     const now = Date.now();
@@ -67,6 +69,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   hasSession(id: string): boolean {
+    checkSessionId("InMemorySessionStore.hasSession", id);
     this.assertOpen();
     return this.sessions.has(id);
   }
@@ -88,6 +91,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   setHead(sessionId: string, nodeId: string | null): void {
+    checkNodeId("InMemorySessionStore.setHead", nodeId, true);
     const session = this.session(sessionId);
     if (nodeId !== null && !session.graph.has(nodeId)) {
       throw new SessionNodeNotFoundError(sessionId, nodeId, this.location);
@@ -101,6 +105,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
+    exportGraphOptionsSchema.parse(options);
     return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
   }
 
@@ -109,6 +114,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {
+    checkNodeId("InMemorySessionStore.hasNode", nodeId);
     return this.session(sessionId).graph.has(nodeId);
   }
 
@@ -163,6 +169,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   private session(id: string): MemorySession {
+    checkSessionId("InMemorySessionStore", id);
     this.assertOpen();
     const session = this.sessions.get(id);
     if (session === undefined) throw new SessionNotFoundError(id, this.location);

@@ -4,6 +4,7 @@ import { SessionGraph } from "./session-graph";
 import { SessionNodeNotFoundError } from "./session-errors";
 import { markPending, markSettled } from "./writer-registry";
 import { rememberNodeJson, type NodeJson } from "./node-json";
+import { checkNodeId, checkWriterArguments } from "../options/session-arguments";
 
 /**
  * A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing.
@@ -170,6 +171,7 @@ export class SessionNodeWriter {
    * @param sessionId the session to write to.
    */
   constructor(store: SessionStoreLike, sessionId: string, options: SessionNodeWriterOptions = {}) {
+    checkWriterArguments(store, sessionId, options);
     this.store = store;
     this.sessionId = sessionId;
     this.batching = options.batching ?? "tick";
@@ -196,6 +198,7 @@ export class SessionNodeWriter {
    * Throws a `TypeError` when `input`, `output` or `metadata` is not JSON.
    */
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
+    checkNodeId("SessionNodeWriter.append", node?.id);
     const knownSeq = this.appended.get(node.id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
     let stored: SessionNode;
@@ -250,6 +253,7 @@ export class SessionNodeWriter {
    * nor stored.
    */
   update(id: string, fields: SessionNodeUpdate): void {
+    checkNodeId("SessionNodeWriter.update", id);
     const clean: SessionNodeUpdate = {};
     if (fields.name !== undefined) clean.name = fields.name;
     if ("input" in fields) clean.input = snapshot(fields.input, `Session node '${id}' input`);

@@ -29,6 +29,13 @@ import { REIN_APPLICATION_ID, SESSION_MIGRATIONS, SESSION_SCHEMA_VERSION } from 
 import { flushPendingWriters } from "./writer-registry";
 import { nodeJsonOf } from "./node-json";
 import { installShutdownFlush } from "./shutdown-flush";
+import {
+  checkCreateSessionArguments,
+  checkNodeId,
+  checkSessionId,
+  exportGraphOptionsSchema,
+  sessionStoreOptionsSchema,
+} from "../options/session-arguments";
 
 /**
  * Options of {@link SessionStore}.
@@ -154,6 +161,7 @@ export class SessionStore implements SessionStoreLike {
   private closed = false;
 
   constructor(options: SessionStoreOptions = {}) {
+    sessionStoreOptionsSchema.parse(options);
     const path = options.path ?? join(process.cwd(), ".rein", "sessions.db");
     const inMemory = path === ":memory:";
     this.location = inMemory ? path : resolve(path);
@@ -182,6 +190,7 @@ export class SessionStore implements SessionStoreLike {
   }
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
+    checkCreateSessionArguments("SessionStore.createSession", id, options);
     return this.guard(() => {
       const now = Date.now();
       const result = this.statement(
@@ -193,6 +202,7 @@ export class SessionStore implements SessionStoreLike {
   }
 
   getSession(id: string): SessionInfo {
+    checkSessionId("SessionStore.getSession", id);
     return this.guard(() => {
       const row = this.statement(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s WHERE s.id = ?`).raw().get(id);
       if (row === undefined) throw new SessionNotFoundError(id, this.location);
@@ -201,6 +211,7 @@ export class SessionStore implements SessionStoreLike {
   }
 
   hasSession(id: string): boolean {
+    checkSessionId("SessionStore.hasSession", id);
     return this.guard(() => this.statement("SELECT 1 FROM rein_sessions WHERE id = ?").raw().get(id) !== undefined);
   }
 
@@ -213,6 +224,7 @@ export class SessionStore implements SessionStoreLike {
   }
 
   deleteSession(id: string): void {
+    checkSessionId("SessionStore.deleteSession", id);
     this.guard(() => {
       this.db.transaction(() => {
         const result = this.statement("DELETE FROM rein_sessions WHERE id = ?").run(id);
@@ -223,6 +235,7 @@ export class SessionStore implements SessionStoreLike {
   }
 
   head(sessionId: string): string | null {
+    checkSessionId("SessionStore.head", sessionId);
     return this.guard(() => {
       const row = this.statement("SELECT head_id FROM rein_sessions WHERE id = ?").raw().get(sessionId) as Row | undefined;
       if (row === undefined) throw new SessionNotFoundError(sessionId, this.location);
@@ -231,6 +244,8 @@ export class SessionStore implements SessionStoreLike {
   }
 
   setHead(sessionId: string, nodeId: string | null): void {
+    checkSessionId("SessionStore.setHead", sessionId);
+    checkNodeId("SessionStore.setHead", nodeId, true);
     this.guard(() => {
       if (!this.hasSession(sessionId)) throw new SessionNotFoundError(sessionId, this.location);
       if (nodeId !== null && !this.hasNode(sessionId, nodeId)) {
@@ -241,15 +256,19 @@ export class SessionStore implements SessionStoreLike {
   }
 
   listBranches(sessionId: string): SessionBranch[] {
+    checkSessionId("SessionStore.listBranches", sessionId);
     const head = this.head(sessionId);
     return branchesOf(new SessionGraph(this.readNodes(sessionId)), head);
   }
 
   exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
+    checkSessionId("SessionStore.exportGraph", sessionId);
+    exportGraphOptionsSchema.parse(options);
     return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
   }
 
   readNodes(sessionId: string): SessionNode[] {
+    checkSessionId("SessionStore.readNodes", sessionId);
     return this.guard(() => {
       if (!this.hasSession(sessionId)) throw new SessionNotFoundError(sessionId, this.location);
       const rows = this.statement(
@@ -260,12 +279,15 @@ export class SessionStore implements SessionStoreLike {
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {
+    checkSessionId("SessionStore.hasNode", sessionId);
+    checkNodeId("SessionStore.hasNode", nodeId);
     return this.guard(
       () => this.statement("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?").raw().get(sessionId, nodeId) !== undefined,
     );
   }
 
   commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+    checkSessionId("SessionStore.commit", sessionId);
     if (operations.length === 0) return;
     this.guard(() => this.commitTransaction(sessionId, operations));
   }

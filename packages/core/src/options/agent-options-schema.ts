@@ -1,0 +1,196 @@
+import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
+import type { AgentOptions, AgentSpec, AskOptions, ChoiceOptions } from "../agent/agent";
+import type { AgentFunctionOptions } from "../agent/agent-function";
+import type { ClassInfo } from "../agent/class-setup";
+import { validateMethodOptions, type MethodOptions } from "../agent/method-options";
+import { abortSignal, agentToolList, content, context, effort, loopDetection, modelId, provider, runtime, toolChoice } from "./core-rules";
+import {
+  anyOf,
+  arrayOf,
+  checkArgument,
+  func,
+  isObject,
+  nonEmptyString,
+  object,
+  optionsSchema,
+  positiveInteger,
+  problemMessage,
+  recordOf,
+  required,
+  rule,
+  string,
+  type Shape,
+} from "./option-schema";
+
+const methodOptionsMap = recordOf(rule("an object of method options", isObject, "object"), "{ methodName: { ...options } }");
+
+const agentShape: Shape<AgentOptions> = {
+  model: modelId,
+  effort,
+  instructions: string,
+  context,
+  tools: agentToolList,
+  runtime,
+  methodOptions: methodOptionsMap,
+  name: nonEmptyString,
+  description: string,
+  approveToolCall: func("a function (call) => boolean | Promise<boolean>"),
+  loopDetection,
+};
+
+/** {@link AgentOptions}: the `Agent` constructor and `fromSpec` overrides. */
+export const agentOptionsSchema = optionsSchema<AgentOptions>("Agent", agentShape);
+
+const askShape: Shape<AskOptions> = {
+  model: modelId,
+  effort,
+  instructions: string,
+  tools: agentToolList,
+  context,
+  runtime,
+  toolChoice,
+  maxIterations: positiveInteger,
+  signal: abortSignal,
+};
+
+/** {@link AskOptions}: the overrides of `agent.ask`. */
+export const askOptionsSchema = optionsSchema<AskOptions>("ask", askShape);
+
+/** The overrides of `agent.choose` (ask's, without tools and toolChoice). */
+export const chooseOptionsSchema = optionsSchema<Omit<AskOptions, "tools" | "toolChoice">>("choose", {
+  model: modelId,
+  effort,
+  instructions: string,
+  context,
+  runtime,
+  maxIterations: positiveInteger,
+  signal: abortSignal,
+});
+
+/** {@link AgentSpec}: what `Agent.fromSpec` takes. */
+export const agentSpecSchema = optionsSchema<AgentSpec>("Agent spec", {
+  name: nonEmptyString,
+  description: string,
+  instructions: string,
+  model: modelId,
+  effort,
+  tools: agentToolList,
+});
+
+/** {@link AgentFunctionOptions}: the standalone `agent()` function. */
+export const agentFunctionOptionsSchema = optionsSchema<AgentFunctionOptions>("agent()", {
+  ...(({ methodOptions: _omitted, ...rest }) => rest)(agentShape),
+  ...askShape,
+  provider,
+});
+
+/** `choose()` options: ids, `{ id, description }` entries, or `{ id: description }`. */
+const choiceOptions = anyOf(
+  [
+    arrayOf(
+      anyOf([nonEmptyString, object({ id: required(nonEmptyString), description: string }, "{ id, description? }")], "an id or { id, description }"),
+      "an array of ids or of { id, description }",
+    ),
+    recordOf(string, "{ id: description }"),
+  ],
+  "an array of ids, an array of { id, description }, or { id: description }",
+);
+
+/** Checks the arguments of `agent.ask`. */
+export function checkAskArguments(prompt: unknown, overrides: unknown): AskOptions {
+  if (typeof prompt !== "string") checkArgument("ask", "prompt", content, prompt);
+  return askOptionsSchema.parse(overrides);
+}
+
+/** Checks the arguments of `agent.choose`. */
+export function checkChooseArguments(prompt: unknown, options: unknown, overrides: unknown): ChoiceOptions {
+  checkArgument("choose", "prompt", string, prompt);
+  checkArgument("choose", "options", choiceOptions, options);
+  chooseOptionsSchema.parse(overrides);
+  return options as ChoiceOptions;
+}
+
+/** Checks `Agent` constructor options that need no class: shape, types, and loop-detection settings. */
+export function checkAgentOptions(options: unknown): AgentOptions {
+  const parsed = agentOptionsSchema.parse(options);
+  if (parsed.loopDetection !== undefined) checkLoopDetection("Agent", parsed.loopDetection);
+  return parsed;
+}
+
+/** Surfaces the guard's loop-detection `TypeError`s at construction rather than at the first request. */
+export function checkLoopDetection(owner: string, settings: LoopDetectionOptions): void {
+  try {
+    resolveLoopDetectionConfig(settings);
+  } catch (error) {
+    if (error instanceof TypeError) throw new TypeError(`Invalid ${owner} option loopDetection: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+const CLASS_DEFAULTS = ["model", "effort", "instructions", "context", "tools", "runtime", "loopDetection"] as const;
+const checkedClasses = new WeakSet<object>();
+
+/** Method options that shape the class's wrapper or schema, read once per class: an instance cannot change them. */
+const CLASS_FIXED: readonly (keyof MethodOptions)[] = ["parameters", "expose", "renderRange", "resumable"];
+/** Their defaults, so restating a default per instance is not a change. */
+const FIXED_DEFAULTS: Partial<MethodOptions> = { expose: "full", resumable: false };
+
+/**
+ * The checks that need the agent's class: its static class defaults (once
+ * per class), constructor `methodOptions` (each through
+ * `validateMethodOptions`, naming a method of the class, changing only what
+ * an instance can change), and tool-method names in `tools`.
+ */
+export function checkAgentClassOptions(agentClass: object, classInfo: ClassInfo, options: AgentOptions): void {
+  const className = (agentClass as { name?: string }).name || "AnonymousAgent";
+  const statics = agentClass as Record<string, unknown>;
+  if (!checkedClasses.has(agentClass)) {
+    for (const name of CLASS_DEFAULTS) {
+      const value = statics[name];
+      if (value === undefined) continue;
+      const problem = agentShape[name].check(value);
+      if (problem !== undefined) {
+        throw new TypeError(problemMessage("Agent class default", { ...problem, path: `${className}.${name}${problem.path}` }));
+      }
+      if (name === "loopDetection") checkLoopDetection(`${className} class default`, value as LoopDetectionOptions);
+    }
+    checkedClasses.add(agentClass);
+  }
+  const overrides = options.methodOptions;
+  if (overrides !== undefined) {
+    for (const name of Object.keys(overrides)) {
+      const method = classInfo.methods.get(name);
+      if (method === undefined) {
+        throw new TypeError(`Invalid methodOptions for ${className}.${name}: ${className} has no method named '${name}'`);
+      }
+      const given = validateMethodOptions(className, name, overrides[name]);
+      for (const key of CLASS_FIXED) {
+        if (given[key] !== undefined && given[key] !== (method.options[key] ?? FIXED_DEFAULTS[key])) {
+          throw new TypeError(
+            `Invalid methodOptions for ${className}.${name}: '${key}' is fixed when the class is first used; ` +
+              `set it in static methodOptions or with @method()`,
+          );
+        }
+      }
+      if (given.tool === true && method.tool === undefined) {
+        throw new TypeError(
+          `Invalid methodOptions for ${className}.${name}: tool: true needs ${name} to be a tool method of the class ` +
+            `(static methodOptions or @method({ tool: true })); an instance can only switch a tool off`,
+        );
+      }
+    }
+  }
+  const tools = options.tools ?? (statics["tools"] as AgentOptions["tools"]);
+  if (tools === undefined) return;
+  for (const entry of tools) {
+    if (typeof entry !== "string") continue;
+    const method = classInfo.methods.get(entry);
+    const isTool = method?.tool !== undefined && (overrides?.[entry]?.tool ?? method.options.tool) === true;
+    if (!isTool) {
+      const names = [...classInfo.methods.values()]
+        .filter((item) => item.tool !== undefined && (overrides?.[item.name]?.tool ?? item.options.tool) === true)
+        .map((item) => item.name);
+      throw new TypeError(`${options.name ?? className} has no tool method named '${entry}' (its tool methods: ${names.join(", ") || "none"})`);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import type { ExecRequest, RuntimeOptions } from "../runtime/runtime";
+import { checkLoopDetection } from "./agent-options-schema";
+import { abortSignal, content, context, effort, loopDetection, modelId, provider, toolChoice, toolList } from "./core-rules";
+import { func, hasMethods, optionsSchema, positiveInteger, required, string } from "./option-schema";
+
+/** {@link RuntimeOptions}: the `Runtime` constructor. */
+export const runtimeOptionsSchema = optionsSchema<RuntimeOptions>("Runtime", {
+  provider,
+  model: modelId,
+  recursionLimit: positiveInteger,
+  maxCycleRepeats: positiveInteger,
+  maxChainDepth: positiveInteger,
+  maxIterations: positiveInteger,
+  maxSteps: positiveInteger,
+  logger: hasMethods("a pino logger (an object with debug, info, warn and error methods)", "debug", "info", "warn", "error"),
+  onEvent: func("a function (event) => void"),
+  loopDetection,
+  maxContextTokens: positiveInteger,
+});
+
+/** {@link ExecRequest}: what `runtime.exec` takes. */
+export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
+  content: required(content),
+  system: string,
+  tools: toolList,
+  toolChoice,
+  maxIterations: positiveInteger,
+  signal: abortSignal,
+  model: modelId,
+  effort,
+  context,
+  loopDetection,
+});
+
+/** Checks `Runtime` constructor options, loop-detection settings included (so they fail here, not at the first request). */
+export function checkRuntimeOptions(options: unknown): RuntimeOptions {
+  const parsed = runtimeOptionsSchema.parse(options);
+  if (parsed.loopDetection !== undefined) checkLoopDetection("Runtime", parsed.loopDetection);
+  return parsed;
+}
+
+/**
+ * Checks a `runtime.exec` request: its fields, and that a forced
+ * `toolChoice` can be honoured by the tools offered.
+ */
+export function checkExecRequest(request: unknown): ExecRequest {
+  const parsed = execRequestSchema.parse(request);
+  const choice = parsed.toolChoice;
+  if (choice === undefined || choice === "auto" || choice === "none") return parsed;
+  const names = (parsed.tools ?? []).map((tool) => tool.spec.name);
+  if (choice === "required" && names.length === 0) {
+    throw new TypeError(`Invalid Runtime.exec option toolChoice: "required" — the request offers no tools to call`);
+  }
+  if (typeof choice === "object" && !names.includes(choice.name)) {
+    throw new TypeError(
+      `Invalid Runtime.exec option toolChoice: names tool '${choice.name}', which the request does not offer (its tools: ${names.join(", ") || "none"})`,
+    );
+  }
+  return parsed;
+}

@@ -1,0 +1,66 @@
+import type { SessionNodeWriterOptions } from "../session/session-node-writer";
+import type { ExportGraphOptions, SessionCreateOptions } from "../session/session-store-like";
+import type { SessionStoreOptions } from "../session/session-store";
+import { anyOf, boolean, checkArgument, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string } from "./option-schema";
+
+/**
+ * Argument checks of the session store APIs: ids are non-empty strings,
+ * option objects have known keys. Only types are checked here; whether a
+ * session or node exists is the store's business.
+ */
+
+const nullableString = anyOf([string, oneOf(null)], "a string or null");
+
+/** Throws a `TypeError` unless `sessionId` is a non-empty string. `owner` names the API (`"SessionStore.head"`). */
+export function checkSessionId(owner: string, sessionId: unknown): void {
+  if (typeof sessionId !== "string" || sessionId === "") checkArgument(owner, "sessionId", nonEmptyString, sessionId);
+}
+
+/** Throws a `TypeError` unless `nodeId` is a non-empty string (or `null`, when `nullable`). */
+export function checkNodeId(owner: string, nodeId: unknown, nullable = false): void {
+  if (typeof nodeId === "string" && nodeId !== "") return;
+  if (nullable && nodeId === null) return;
+  checkArgument(owner, "nodeId", nullable ? anyOf([nonEmptyString, oneOf(null)], "a non-empty string or null") : nonEmptyString, nodeId);
+}
+
+/** {@link SessionCreateOptions}: the options of `createSession`. */
+export const sessionCreateOptionsSchema = optionsSchema<SessionCreateOptions>("createSession", {
+  agentId: nullableString,
+  title: nullableString,
+});
+
+/** {@link ExportGraphOptions}: the options of `exportGraph`. */
+export const exportGraphOptionsSchema = optionsSchema<ExportGraphOptions>("exportGraph", {
+  format: oneOf("json", "mermaid", "dot"),
+});
+
+/** {@link SessionStoreOptions}: the `SessionStore` constructor. */
+export const sessionStoreOptionsSchema = optionsSchema<SessionStoreOptions>("SessionStore", {
+  path: nonEmptyString,
+  shutdownFlush: boolean,
+  busyTimeoutMs: rule(
+    "a non-negative number of milliseconds",
+    (value) => typeof value === "number" && value >= 0 && !Number.isNaN(value),
+    "number",
+  ),
+});
+
+/** {@link SessionNodeWriterOptions}: the third argument of the `SessionNodeWriter` constructor. */
+export const sessionNodeWriterOptionsSchema = optionsSchema<SessionNodeWriterOptions>("SessionNodeWriter", {
+  batching: oneOf("tick", "manual", "none"),
+});
+
+const sessionStore = hasMethods("a session store (SessionStore, InMemorySessionStore or a SessionStoreLike)", "getSession", "commit", "head");
+
+/** Checks the arguments of the `SessionNodeWriter` constructor. */
+export function checkWriterArguments(store: unknown, sessionId: unknown, options: unknown): void {
+  checkArgument("SessionNodeWriter", "store", sessionStore, store);
+  checkSessionId("SessionNodeWriter", sessionId);
+  sessionNodeWriterOptionsSchema.parse(options);
+}
+
+/** Checks the arguments of `createSession`. */
+export function checkCreateSessionArguments(owner: string, id: unknown, options: unknown): void {
+  if (typeof id !== "string" || id === "") checkArgument(owner, "id", nonEmptyString, id);
+  sessionCreateOptionsSchema.parse(options);
+}
