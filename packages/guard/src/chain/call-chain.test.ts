@@ -1,4 +1,10 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { ChainDepthError, CycleError } from "../errors/cycle-error";
 import { MAX_AGENTIC_RECURSION_DEPTH, RecursionError } from "../errors/recursion-error";
 import { currentChain, currentFrameData, deniedTools, depthOf, runInFrame, withFrameData } from "./call-chain";
@@ -277,5 +283,257 @@ describe("withFrameData", () => {
       { data: "outer" },
     );
     expect(withFrameData("top", () => currentChain())).toEqual([]);
+  });
+});
+
+/** Ways a method re-arms itself and returns at once: the callback runs in the finished call's async context. */
+const REARM: Record<string, (callback: () => void) => void> = {
+  setTimeout: (callback) => void setTimeout(callback, 0),
+  setImmediate: (callback) => void setImmediate(callback),
+  queueMicrotask: (callback) => queueMicrotask(callback),
+  "process.nextTick": (callback) => process.nextTick(callback),
+  "a detached .then": (callback) => void Promise.resolve().then(callback),
+};
+const POLLS = 12;
+
+/**
+ * Runs `POLLS` polls of frame P, each scheduling the next with `rearm` and
+ * returning at once. A `"sync"` poll is a plain method; an `"async"` one
+ * returns a promise that settles at once; `"async after I/O"` awaits a
+ * macrotask first, as a poller waiting on I/O does. Resolves with the depth
+ * of P each poll saw, rejects with a guard error.
+ */
+function poller(rearm: (callback: () => void) => void, kind: "sync" | "async" | "async after I/O"): Promise<number[]> {
+  const P = frameOf("Poller.poll");
+  const depths: number[] = [];
+  return new Promise((resolve, reject) => {
+    const body = (): void => {
+      depths.push(depthOf(P.key));
+      if (depths.length === POLLS) resolve(depths);
+      else rearm(poll);
+    };
+    const poll = (): void => {
+      try {
+        if (kind === "sync") runInFrame(P, body);
+        else if (kind === "async") runInFrame(P, async () => body()).catch(reject);
+        else
+          runInFrame(P, async () => {
+            await new Promise((io) => setImmediate(io));
+            body();
+          }).catch(reject);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    poll();
+  });
+}
+
+describe("active frames: a finished call no longer counts", () => {
+  for (const [mechanism, rearm] of Object.entries(REARM)) {
+    it(`lets a sync method re-arm itself through ${mechanism} ${POLLS} times: depth stays 1, no RecursionError`, async () => {
+      expect(await poller(rearm, "sync")).toEqual(Array(POLLS).fill(1));
+    });
+
+    it(`lets an async method re-arm itself through ${mechanism} after awaiting I/O ${POLLS} times: no RecursionError`, async () => {
+      const depths = await poller(rearm, "async after I/O");
+      // A microtask queued before the poll's promise settled may still see that poll: one, never more.
+      for (const depth of depths) expect(depth).toBeLessThanOrEqual(mechanism === "queueMicrotask" ? 2 : 1);
+      expect(depths).toHaveLength(POLLS);
+    });
+
+    // A chain of process.nextTick callbacks runs before any promise reaction, so an async poll that
+    // never awaits cannot be seen to settle until the chain stops (docs/guard/recursion.md, Decisions).
+    if (mechanism === "process.nextTick") continue;
+    it(`lets an async method that returns at once re-arm itself through ${mechanism} ${POLLS} times: no RecursionError`, async () => {
+      const depths = await poller(rearm, "async");
+      expect(depths).toHaveLength(POLLS);
+      for (const depth of depths) expect(depth).toBeLessThanOrEqual(mechanism.includes("set") ? 1 : 2);
+    });
+  }
+
+  it("still stops a true recursion at depth 6 (sync, and async through awaited calls)", async () => {
+    let bodies = 0;
+    const selfCaller = (): number => runInFrame(A, () => (bodies++, selfCaller()));
+    expect(selfCaller).toThrow(RecursionError);
+    expect(bodies).toBe(5);
+    bodies = 0;
+    const asyncSelfCaller = (): Promise<void> =>
+      runInFrame(A, async () => {
+        bodies++;
+        await new Promise((resolve) => setImmediate(resolve));
+        await asyncSelfCaller();
+      });
+    const error = await asyncSelfCaller().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RecursionError);
+    expect((error as RecursionError).depth).toBe(6);
+    expect(bodies).toBe(5);
+  });
+
+  it("counts a call that scheduled a callback while it is still running, and not after it settled", async () => {
+    const seen: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const done = runInFrame(A, async () => {
+      setImmediate(() => seen.push(depthOf(A.key)));
+      await held;
+      setImmediate(() => seen.push(depthOf(A.key)));
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await done;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([1, 0]);
+  });
+
+  it("keeps Promise.all branches isolated while finished siblings drop out", async () => {
+    const chains = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        runInFrame(frameOf(`branch${i}`), async () => {
+          await sleep(i % 3);
+          // The leaf is scheduled inside a call that returns at once: by the time it runs, that call is over.
+          return new Promise<string[]>((resolve) =>
+            runInFrame(frameOf(`finished${i}`), () =>
+              setImmediate(() => runInFrame(frameOf(`leaf${i}`), () => resolve(currentChain().map((f) => f.name)))),
+            ),
+          );
+        }),
+      ),
+    );
+    chains.forEach((chain, i) => expect(chain).toEqual([`branch${i}`, `leaf${i}`]));
+  });
+
+  it("never returns a cached currentChain() that still holds a finished frame", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inner!: Promise<(readonly Frame[])[]>;
+    const outer = runInFrame(A, () => {
+      inner = runInFrame(B, async () => {
+        const before = currentChain();
+        expect(currentChain()).toBe(before); // cached while nothing finished
+        await held;
+        return [before, currentChain()];
+      });
+    });
+    expect(outer).toBeUndefined(); // A returned at once, leaving B running
+    release();
+    const [before, after] = await inner;
+    expect(before.map((f) => f.name)).toEqual(["A", "B"]);
+    expect(after.map((f) => f.name)).toEqual(["B"]);
+  });
+
+  it("lets cycle detection and maxChainDepth see active frames only", async () => {
+    const C = frameOf("C");
+    // A → B → A → B, each returning at once and scheduling the next: never a cycle.
+    const order = [A, B, A, B, A, B, A, B];
+    const names = await new Promise<string[][]>((resolve, reject) => {
+      const chains: string[][] = [];
+      const step = (i: number): void => {
+        try {
+          runInFrame(order[i], () => {
+            chains.push(currentChain().map((f) => f.name));
+            if (i + 1 < order.length) setImmediate(() => step(i + 1));
+            else resolve(chains);
+          });
+        } catch (error) {
+          reject(error);
+        }
+      };
+      step(0);
+    });
+    expect(names).toEqual(order.map((f) => [f.name]));
+    // 30 re-armed calls of distinct functions under maxChainDepth 2: fine.
+    const depths = await new Promise<number[]>((resolve, reject) => {
+      const seen: number[] = [];
+      const step = (i: number): void => {
+        try {
+          runInFrame(frameOf(`chain${i}`), () => {
+            seen.push(currentChain().length);
+            if (i < 30) setImmediate(() => runInFrame(C, () => step(i + 1), { maxChainDepth: 2 }));
+            else resolve(seen);
+          }, { maxChainDepth: 2 });
+        } catch (error) {
+          reject(error);
+        }
+      };
+      step(0);
+    });
+    expect(depths[0]).toBe(1);
+    expect(depths.slice(1).every((depth) => depth === 2)).toBe(true);
+  });
+
+  it("returns a derived promise that settles like fn's, and leaves other thenables untouched", async () => {
+    const value = { answer: 42 };
+    await expect(runInFrame(A, async () => value)).resolves.toBe(value);
+    const failure = "not an Error";
+    await expect(runInFrame(A, () => Promise.reject(failure))).rejects.toBe(failure);
+    await expect(runInFrame(A, () => Promise.reject(undefined))).rejects.toBeUndefined();
+    let thenCalls = 0;
+    const thenable = { then: () => void thenCalls++ };
+    expect(runInFrame(A, () => thenable)).toBe(thenable);
+    expect(thenCalls).toBe(0);
+    expect(depthOf(A.key)).toBe(0);
+  });
+
+  it("reports a rejection nobody handles (process exits 1), and none when the caller handles it", async () => {
+    const run = async (body: string): Promise<{ code: number; stderr: string }> => {
+      const script = join(mkdtempSync(join(tmpdir(), "rein-chain-")), "script.ts");
+      writeFileSync(script, `import { runInFrame } from ${JSON.stringify(join(__dirname, "call-chain"))};\n${body}\n`);
+      return new Promise((resolve) => {
+        execFile(process.execPath, ["--import", "tsx", script], { cwd: __dirname }, (error, _stdout, stderr) =>
+          resolve({ code: error === null ? 0 : Number(error.code), stderr }),
+        );
+      });
+    };
+    const frame = `{ key: "a", name: "a" }`;
+    const unhandled = await run(`void runInFrame(${frame}, async () => { throw new Error("nobody listens"); });`);
+    expect(unhandled.code).toBe(1);
+    expect(unhandled.stderr).toContain("nobody listens");
+    const handled = await run(`runInFrame(${frame}, async () => { throw new Error("handled"); }).catch(() => undefined);`);
+    expect(handled).toEqual({ code: 0, stderr: "" });
+  });
+
+  it("does not keep finished calls of an overlapping re-armed poller reachable while it keeps running", async () => {
+    setFlagsFromString("--expose_gc");
+    const gc = runInNewContext("gc") as () => void;
+    const P = frameOf("Overlapping.poll");
+    const firstData = new WeakRef({ poll: 0 });
+    const polls = 200;
+    let release!: () => void;
+    const stillPolling = new Promise<void>((resolve) => (release = resolve));
+    const maxDepth = await new Promise<number>((resolve, reject) => {
+      let deepest = 0;
+      // Each poll schedules the next and stays active until the next one started: always one overlap.
+      const poll = (i: number): void => {
+        runInFrame(
+          P,
+          async () => {
+            deepest = Math.max(deepest, depthOf(P.key));
+            if (i === polls) {
+              resolve(deepest);
+              return stillPolling; // the poller is still running while the test looks
+            }
+            await new Promise<void>((started) =>
+              setImmediate(() => {
+                try {
+                  poll(i + 1);
+                } catch (error) {
+                  reject(error);
+                }
+                started();
+              }),
+            );
+          },
+          { data: i === 0 ? firstData.deref() : { poll: i } },
+        ).catch(reject);
+      };
+      poll(0);
+    });
+    expect(maxDepth).toBe(2);
+    await sleep(5);
+    gc();
+    // The running poll's chain no longer links back to the first poll's frame.
+    expect(firstData.deref()).toBeUndefined();
+    release();
   });
 });

@@ -44,15 +44,29 @@ export const DEFAULT_MAX_CYCLE_REPEATS = CYCLE_REPEATS;
 /** Default of {@link ChainLimits.maxChainDepth}. @default 25 */
 export const DEFAULT_MAX_CHAIN_DEPTH = CHAIN_DEPTH;
 
-/** A link of the immutable chain: entering a frame allocates one and never touches the parent. */
+/**
+ * A link of the chain: entering a frame allocates one and never touches the
+ * parent's fields that other calls read (`key`, `frame`, `deny`, `data`).
+ *
+ * A frame stays active while its function runs: until it returns, or, when
+ * it returns a native Promise, until that promise settles. A finished link
+ * may still be the store of continuations it scheduled (a timer, a detached
+ * `.then`); they see it, but it no longer counts. A new frame link points to
+ * the nearest link still active, and every walk that enters a frame unlinks
+ * the finished links it passes, so a poller that re-arms itself forever holds
+ * a chain no longer than its active frames (plus the link it runs in).
+ */
 interface ChainNode {
   /** Undefined for data-only links made by {@link withFrameData}. */
   readonly key: string | undefined;
   readonly frame: Frame | undefined;
-  readonly parent: ChainNode | undefined;
-  readonly size: number;
+  /** The nearest active frame link when this one was made; finished links are unlinked as walks pass them. */
+  parent: ChainNode | undefined;
+  /** True while the frame's function runs; always false for data-only links. */
+  active: boolean;
   readonly deny: readonly string[] | undefined;
   readonly data: unknown;
+  /** Cache of {@link currentChain}: valid while its length equals the count of active links (they only ever finish). */
   frames: readonly Frame[] | undefined;
 }
 
@@ -60,29 +74,48 @@ const storage = new AsyncLocalStorage<ChainNode>();
 const EMPTY: readonly Frame[] = Object.freeze([]);
 
 /**
- * The active call chain, outermost frame first. Materialised lazily from the
- * linked chain and cached, so repeated reads in one frame are free.
+ * The active call chain, outermost frame first: the frames whose functions
+ * are still running. Materialised lazily and cached, so repeated reads in
+ * one frame return the same frozen array until a frame on it finishes.
  */
 export function currentChain(): readonly Frame[] {
   const node = storage.getStore();
-  if (node === undefined || node.size === 0) return EMPTY;
-  return (node.frames ??= Object.freeze(materialise(node)));
+  if (node === undefined) return EMPTY;
+  let count = 0;
+  for (let n: ChainNode | undefined = node; n !== undefined; n = n.parent) if (n.active) count++;
+  if (count === 0) return EMPTY;
+  const cached = node.frames;
+  // Links only ever finish, never revive: the same count means the same frames.
+  if (cached !== undefined && cached.length === count) return cached;
+  return (node.frames = Object.freeze(materialise(node, count)));
 }
 
-/** How many frames of the function identified by `key` are active on the current chain. */
+/**
+ * How many frames of the function identified by `key` are active (still
+ * running) on the current chain. A callback that a finished call scheduled
+ * (`setTimeout`, `setImmediate`, `queueMicrotask`, `process.nextTick`, a
+ * detached `.then`) does not count that call.
+ */
 export function depthOf(key: string): number {
   let count = 0;
-  for (let n = storage.getStore(); n; n = n.parent) if (n.key === key) count++;
+  for (let n = storage.getStore(); n !== undefined; n = n.parent) if (n.key === key && n.active) count++;
   return count;
 }
 
-/** Tool names withheld by the `deny` options of the active frames. */
+/**
+ * Tool names withheld by the `deny` options of the frames this code runs in.
+ * A callback scheduled by a call keeps that call's list, also after the call
+ * finished.
+ */
 export function deniedTools(): readonly string[] {
   return storage.getStore()?.deny ?? EMPTY_NAMES;
 }
 const EMPTY_NAMES: readonly string[] = Object.freeze([]);
 
-/** The `data` of the innermost frame that set one, or `undefined`. */
+/**
+ * The `data` of the innermost frame that set one, or `undefined`. Like
+ * {@link deniedTools}, a callback scheduled by a call keeps that call's data.
+ */
 export function currentFrameData(): unknown {
   return storage.getStore()?.data;
 }
@@ -90,14 +123,24 @@ export function currentFrameData(): unknown {
 /**
  * Runs `fn` with `frame` pushed on the call chain, after checking the
  * recursion ceiling, the chain depth and cycle detection. Works for sync and
- * async functions and returns what `fn` returns; extra arguments are passed
- * to `fn` (saving a closure on hot paths).
+ * async functions; extra arguments are passed to `fn` (saving a closure on
+ * hot paths).
+ *
+ * The frame is active while `fn` runs: until it returns or throws, or, when
+ * it returns a native `Promise`, until that promise settles. Then the frame
+ * no longer counts, also for callbacks it scheduled and left running
+ * (`setTimeout`, `setImmediate`, `queueMicrotask`, `process.nextTick`, a
+ * detached `.then`), so a method that re-arms itself is never mistaken for
+ * recursion. For a native `Promise` the result is a promise derived from
+ * `fn`'s that settles the same way (an unhandled rejection of it is reported
+ * as `fn`'s would be); any other value, other thenables included, is
+ * returned as it is and the frame ends when `fn` returns.
  *
  * Nothing needs undoing after a throw, a rejection or an abort: the chain is
  * immutable and scoped by AsyncLocalStorage, so the caller's chain is intact.
  *
  * @throws {RecursionError} when `recursionLimit` frames of `frame.key` are already active
- * @throws {ChainDepthError} when the chain already holds `maxChainDepth` frames
+ * @throws {ChainDepthError} when the chain already holds `maxChainDepth` active frames
  * @throws {CycleError} when entering would repeat a call cycle more than `maxCycleRepeats` times
  *
  * @example
@@ -112,12 +155,12 @@ export function runInFrame<A extends unknown[], R>(
   options?: RunInFrameOptions,
   ...args: A
 ): R {
-  const parent = storage.getStore();
+  const current = storage.getStore();
   let recursionLimit = RECURSION_LIMIT;
   let maxCycleRepeats = CYCLE_REPEATS;
   let maxChainDepth = CHAIN_DEPTH;
-  let deny = parent?.deny;
-  let data = parent?.data;
+  let deny = current?.deny;
+  let data = current?.data;
   if (options !== undefined) {
     if (options.recursionLimit !== undefined) recursionLimit = checkLimit("recursionLimit", options.recursionLimit);
     if (options.maxCycleRepeats !== undefined) maxCycleRepeats = checkLimit("maxCycleRepeats", options.maxCycleRepeats);
@@ -127,23 +170,69 @@ export function runInFrame<A extends unknown[], R>(
     if (options.data !== undefined) data = options.data;
   }
 
+  // One walk counts the active frames (all of them, and this function's) and
+  // unlinks the finished ones it passes, so the new link's parent chain holds
+  // active links only.
   const key = frame.key;
+  let parent: ChainNode | undefined;
+  let size = 1;
   let sameKey = 1;
-  for (let n = parent; n; n = n.parent) if (n.key === key) sameKey++;
+  if (current !== undefined) {
+    let kept = current;
+    if (current.active) {
+      parent = current;
+      size++;
+      if (current.key === key) sameKey++;
+    }
+    for (let n = current.parent; n !== undefined; n = n.parent) {
+      if (!n.active) continue;
+      if (kept.parent !== n) kept.parent = n;
+      kept = n;
+      parent ??= n;
+      size++;
+      if (n.key === key) sameKey++;
+    }
+    if (kept.parent !== undefined) kept.parent = undefined;
+  }
   if (sameKey > recursionLimit) throw new RecursionError(frame.name, sameKey, recursionLimit);
-
-  const size = parent === undefined ? 1 : parent.size + 1;
   if (size > maxChainDepth) throw new ChainDepthError(frame.name, size, maxChainDepth);
-
   const repeats = maxCycleRepeats + 1;
-  if (sameKey >= repeats && parent !== undefined) checkCycle(parent, frame, repeats);
+  if (sameKey >= repeats && parent !== undefined) checkCycle(parent, size - 1, frame, repeats);
 
-  const node: ChainNode = { key, frame, parent, size, deny, data, frames: undefined };
-  return args.length === 0 ? storage.run(node, fn as () => R) : storage.run(node, fn, ...args);
+  const node: ChainNode = { key, frame, parent, active: true, deny, data, frames: undefined };
+  let result: R;
+  try {
+    result = args.length === 0 ? storage.run(node, fn as () => R) : storage.run(node, fn, ...args);
+  } catch (error) {
+    node.active = false;
+    throw error;
+  }
+  if (result instanceof Promise) return settleThrough(node, result) as R;
+  node.active = false;
+  return result;
 }
 
-function checkCycle(parent: ChainNode, frame: Frame, repeats: number): void {
-  const frames = [...materialise(parent), frame];
+/**
+ * Ends `node`'s frame when `promise` settles. The handlers go on a derived
+ * promise that settles the same way, so a rejection nobody handles is still
+ * reported (on the derived promise, which is the one the caller holds).
+ */
+function settleThrough<T>(node: ChainNode, promise: Promise<T>): Promise<T> {
+  return promise.then(
+    (value) => {
+      node.active = false;
+      return value;
+    },
+    (error: unknown) => {
+      node.active = false;
+      throw error;
+    },
+  );
+}
+
+/** `parent` is active and its parent chain holds active links only (`size` of them with it). */
+function checkCycle(parent: ChainNode, size: number, frame: Frame, repeats: number): void {
+  const frames = [...materialise(parent, size), frame];
   const period = findTailCycle(
     frames.map((f) => f.key),
     repeats,
@@ -156,10 +245,13 @@ function checkCycle(parent: ChainNode, frame: Frame, repeats: number): void {
   }
 }
 
-function materialise(node: ChainNode): readonly Frame[] {
-  const frames = new Array<Frame>(node.size);
-  let index = node.size;
-  for (let n: ChainNode | undefined = node; n; n = n.parent) if (n.frame !== undefined) frames[--index] = n.frame;
+/** The `count` active frames reachable from `node`, outermost first. */
+function materialise(node: ChainNode, count: number): Frame[] {
+  const frames = new Array<Frame>(count);
+  let index = count;
+  for (let n: ChainNode | undefined = node; n !== undefined; n = n.parent) {
+    if (n.active) frames[--index] = n.frame as Frame;
+  }
   return frames;
 }
 
@@ -169,13 +261,14 @@ function materialise(node: ChainNode): readonly Frame[] {
  * a callback (`context.bind(fn)`) without the binding showing as a call.
  */
 export function withFrameData<A extends unknown[], R>(data: unknown, fn: (...args: A) => R, ...args: A): R {
-  const parent = storage.getStore();
+  const current = storage.getStore();
   const node: ChainNode = {
     key: undefined,
     frame: undefined,
-    parent,
-    size: parent === undefined ? 0 : parent.size,
-    deny: parent?.deny,
+    // A data-only link never counts, so links made under it skip it: chains hold frames only.
+    parent: current === undefined || current.frame !== undefined ? current : current.parent,
+    active: false,
+    deny: current?.deny,
     data,
     frames: undefined,
   };
