@@ -13,3 +13,4 @@ export {
   ContextHeadError,
   ContextStoreError,
 } from "./core-errors";
+export { ToolTimeoutError } from "./tool-timeout-error";

@@ -467,7 +467,7 @@ describe("the session cursor", () => {
         const prompt = JSON.stringify(request.messages[request.messages.length - 1]);
         const answer = prompt.includes("slow") ? "slow answer" : prompt.includes("third") ? "third answer" : "fast answer";
         if (answer === "slow answer") await new Promise<void>((resolve) => (release = resolve));
-        return { content: [{ type: "text", text: answer }], stopReason: "end", usage: { inputTokens: 1, outputTokens: 1 } };
+        return { content: [{ type: "text", text: answer }], stopReason: "end_turn" as const, usage: { inputTokens: 1, outputTokens: 1 } };
       },
       stream() {
         throw new Error("unused");

@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError } from "@rein/guard";
+import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
 import { ToolTimeoutError } from "../errors/tool-timeout-error";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
@@ -136,9 +136,16 @@ function errorText(error: unknown): string {
   return describeError(error);
 }
 
+/**
+ * Errors the model cannot do anything about end the run instead of
+ * becoming a tool result: cancellation, the step budget, a provider
+ * failure, and a developer's code or configuration mistake (`UsageError`,
+ * e.g. a nested agent with no provider or a second writer on the session).
+ */
 function endsTheRun(error: unknown): boolean {
   return (
     isCancellation(error) ||
+    UsageError.isInstance(error) ||
     MaxStepsExceededError.isInstance(error) ||
     ProviderError.isInstance(error) ||
     MissingProviderError.isInstance(error)

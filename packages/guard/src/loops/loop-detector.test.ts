@@ -104,11 +104,12 @@ describe("ToolLoopDetector: basics", () => {
     const detector = enabled();
     for (let i = 0; i < 10; i++) {
       detector.recordCall({ toolName: "search", params: { q: 1 }, toolCallId: `c${i}` });
-      detector.recordOutcome({ toolName: "search", params: { q: 1 }, toolCallId: `c${i}`, result: i });
+      detector.recordOutcome({ toolName: "search", params: { q: 1 }, toolCallId: `c${i}`, result: "same" });
     }
     detector.recordCall({ toolName: "search", params: { q: 1 }, toolCallId: "c10" });
     expect(stuck(detector.detect("search", { q: 1 }, { toolCallId: "c10" })).count).toBe(10);
-    expect(stuck(detector.detect("search", { q: 1 })).count).toBe(11);
+    // Without the id, the pending call is in the window, but a call with no outcome yet shows no lack of progress.
+    expect(stuck(detector.detect("search", { q: 1 })).count).toBe(10);
   });
 
   it("reports total calls, unique patterns and the most frequent pattern", () => {
@@ -124,11 +125,11 @@ describe("ToolLoopDetector: basics", () => {
 });
 
 describe("ToolLoopDetector: generic_repeat and the breaker", () => {
-  it("warns generic_repeat after 10 identical calls, not after 9", () => {
+  it("warns generic_repeat after 10 identical calls with identical results, not after 9", () => {
     const detector = enabled();
-    steps(detector, 9, (i) => ({ toolName: "search", params: { q: "rein" }, result: `page ${i}` }));
+    steps(detector, 9, () => ({ toolName: "search", params: { q: "rein" }, result: "page 1" }));
     expect(detector.detect("search", { q: "rein" })).toEqual({ stuck: false });
-    step(detector, { toolName: "search", params: { q: "rein" }, result: "page 9" });
+    step(detector, { toolName: "search", params: { q: "rein" }, result: "page 1" });
     const verdict = stuck(detector.detect("search", { q: "rein" }));
     expect(verdict).toMatchObject({ level: "warning", detector: "generic_repeat", count: 10, toolName: "search" });
     expect(verdict.message).toMatch(/^WARNING: /);
@@ -147,13 +148,11 @@ describe("ToolLoopDetector: generic_repeat and the breaker", () => {
     expect(verdict.message).toContain("20 times");
   });
 
-  it("only warns for 30 identical calls whose output text changes", () => {
+  it("never flags 30 identical calls whose output keeps changing (progress, e.g. re-reading a growing file)", () => {
     const detector = enabled();
     const verdicts = steps(detector, 30, (i) => ({ toolName: "exec", params: { cmd: "ls" }, result: { stdout: `run ${i}` } }));
     verdicts.push(detector.detect("exec", { cmd: "ls" }));
-    const flagged = verdicts.filter((verdict) => verdict.stuck);
-    expect(flagged.length).toBeGreaterThan(0);
-    expect(flagged.every((verdict) => verdict.stuck && verdict.level === "warning" && verdict.detector === "generic_repeat")).toBe(true);
+    expect(verdicts.filter((verdict) => verdict.stuck)).toEqual([]);
   });
 
   it("trips the global circuit breaker at 30 with every detector switched off", () => {
@@ -181,10 +180,10 @@ describe("ToolLoopDetector: generic_repeat and the breaker", () => {
     const detector = enabled({ toolOverrides: { fetch: { volatileKeys: ["etag"] } } });
     steps(detector, 20, (i) => ({ toolName: "fetch", params: { url: "u" }, result: { body: "same", etag: `e${i}` } }));
     expect(stuck(detector.detect("fetch", { url: "u" })).level).toBe("critical");
-    // The override replaces the global list for that tool: pid counts again.
+    // The override replaces the global list for that tool: pid counts again, so every result differs.
     const other = enabled({ toolOverrides: { fetch: { volatileKeys: ["etag"] } } });
     steps(other, 20, (i) => ({ toolName: "fetch", params: { url: "u" }, result: { body: "same", pid: i } }));
-    expect(stuck(other.detect("fetch", { url: "u" })).level).toBe("warning");
+    expect(other.detect("fetch", { url: "u" })).toEqual({ stuck: false });
   });
 
   it("keeps the streak across blocked calls (recorded without an outcome)", () => {
@@ -364,5 +363,35 @@ describe("ToolLoopDetector: beyond OpenClaw", () => {
     steps(detector, 10, (i) => ({ toolName: "deploy", params: { attempt: i }, error: new Error("permission denied") }));
     steps(detector, 5, (i) => ({ toolName: "deploy", params: { attempt: i }, error: new Error(`timeout ${i}`) }));
     expect(detector.detect("deploy", { attempt: 99 })).toEqual({ stuck: false });
+  });
+});
+
+describe("ToolLoopDetector: arguments are compared by content, never by object identity", () => {
+  it("tells apart the pages of a caller that mutates one params object (paging 1 → 6)", () => {
+    const detector = enabled({ warningThreshold: 2, criticalThreshold: 4 });
+    const params = { cursor: "", page: 0 };
+    const verdicts: LoopDetectionResult[] = [];
+    for (let page = 1; page <= 6; page++) {
+      params.page = page;
+      params.cursor = `after-${page - 1}`;
+      // Every page answers the same acknowledgement: only the arguments show progress.
+      verdicts.push(step(detector, { toolName: "mark_read", params, result: { status: "ok" } }));
+    }
+    expect(verdicts).toEqual(Array(6).fill({ stuck: false }));
+    const hashes = detector.historyFor().map((record) => record.argsHash);
+    expect(new Set(hashes).size).toBe(6);
+    expect(hashes[5]).toBe(hashToolCall("mark_read", { cursor: "after-5", page: 6 }));
+  });
+
+  it("sees a params object mutated between detect, recordCall and recordOutcome as the call it now describes", () => {
+    const detector = enabled();
+    const params: Record<string, unknown> = { q: "a" };
+    expect(detector.recordCall({ toolName: "search", params }).argsHash).toBe(hashToolCall("search", { q: "a" }));
+    params["q"] = "b";
+    expect(detector.recordOutcome({ toolName: "search", params, result: 1 }).argsHash).toBe(hashToolCall("search", { q: "b" }));
+    params["q"] = "a";
+    expect(detector.recordOutcome({ toolName: "search", params, result: 2 }).argsHash).toBe(hashToolCall("search", { q: "a" }));
+    // The pending call recorded for { q: "a" } got the second outcome; { q: "b" } was appended on its own.
+    expect(detector.historyFor().map((record) => record.outcome)).toEqual(["result", "result"]);
   });
 });

@@ -102,9 +102,6 @@ export class ToolLoopDetector {
   private readonly pollTools: ReadonlySet<string>;
   private readonly defaultVolatileKeys: ReadonlySet<string>;
   private readonly volatileKeysByTool = new Map<string, ReadonlySet<string>>();
-  private lastParams: unknown = NOT_STUCK;
-  private lastToolName = "";
-  private lastArgsHash = "";
   private readonly interned = new Map<string, string>();
   private lastRunKey: string | undefined;
 
@@ -297,7 +294,9 @@ export class ToolLoopDetector {
       if (noProgress >= config.criticalThreshold) {
         return verdict("critical", "generic_repeat", toolName, noProgress, messages.genericRepeatMessage("critical", toolName, noProgress), `generic_repeat:${outcomeKey}`);
       }
-      const count = warning === undefined ? measures.patternCount : 0;
+      // Only repeats without progress warn: identical arguments whose results keep changing
+      // (re-reading a file that is being appended to) are work, not a loop.
+      const count = warning === undefined ? noProgress : 0;
       if (count >= config.warningThreshold) {
         warning = verdict("warning", "generic_repeat", toolName, count, messages.genericRepeatMessage("warning", toolName, count), `generic_repeat:${argsHash}`);
       }
@@ -354,20 +353,9 @@ export class ToolLoopDetector {
     return undefined;
   }
 
-  /**
-   * `detect`, `recordCall` and `recordOutcome` of one call usually receive the
-   * same params object: the last hash is reused for it instead of hashing the
-   * arguments three times.
-   */
+  /** The arguments' hash, computed from their content every time (a caller may mutate one params object). */
   private argsHashOf(toolName: string, params: unknown): string {
-    if (params === this.lastParams && toolName === this.lastToolName && typeof params === "object" && params !== null) {
-      return this.lastArgsHash;
-    }
-    const argsHash = this.intern(hashToolCall(toolName, params));
-    this.lastParams = params;
-    this.lastToolName = toolName;
-    this.lastArgsHash = argsHash;
-    return argsHash;
+    return this.intern(hashToolCall(toolName, params));
   }
 
   /**
