@@ -1,5 +1,5 @@
 import type { JsonSchema } from "../model/model-provider";
-import { validateJsonSchema } from "./json-schema-validator";
+import { boundProblems, validateJsonSchema } from "./json-schema-validator";
 
 /**
  * A schema in the Standard Schema form (zod 4, valibot, arktype…): Rein
@@ -44,7 +44,7 @@ export function resolveSchema(parameters: ParametersSchema, where: string): Reso
         if (result.issues === undefined) return { ok: true, value: result.value };
         return {
           ok: false,
-          problems: result.issues.map((issue) => `${issuePath(issue.path)}: ${issue.message}`),
+          problems: boundProblems(result.issues.map((issue) => `${issuePath(issue.path)}: ${issue.message}`)),
         };
       },
     };
