@@ -28,7 +28,7 @@ export interface Rule {
   readonly expected: string;
   /** The only kind of value this rule can accept, when there is one (lets {@link anyOf} report the closest alternative). */
   readonly kind?: ValueKind;
-  /** True when the field may be missing (set by {@link required}'s absence: fields are optional unless marked). */
+  /** True when an object field must be present (set by {@link required}; fields are optional unless marked). */
   readonly required?: boolean;
   /** Undefined when `value` passes. */
   check(value: unknown): Problem | undefined;
