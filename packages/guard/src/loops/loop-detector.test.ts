@@ -383,6 +383,26 @@ describe("ToolLoopDetector: arguments are compared by content, never by object i
     expect(hashes[5]).toBe(hashToolCall("mark_read", { cursor: "after-5", page: 6 }));
   });
 
+  it("tells apart pages kept in a nested object, an added key, and a changed prototype of one params object", () => {
+    const detector = enabled({ warningThreshold: 2, criticalThreshold: 4 });
+    const params: Record<string, unknown> = { query: { page: 0 } };
+    const seen = new Set<string>();
+    for (let page = 1; page <= 6; page++) {
+      (params["query"] as { page: number }).page = page;
+      expect(step(detector, { toolName: "list", params, result: "ok" })).toEqual({ stuck: false });
+      seen.add(detector.recordCall({ toolName: "list", params }).argsHash);
+    }
+    expect(seen.size).toBe(6);
+    const flat: Record<string, unknown> = { q: "a" };
+    const first = detector.recordCall({ toolName: "find", params: flat }).argsHash;
+    flat["page"] = 2;
+    const second = detector.recordCall({ toolName: "find", params: flat }).argsHash;
+    Object.setPrototypeOf(flat, { toJSON: () => "replaced" });
+    const third = detector.recordCall({ toolName: "find", params: flat }).argsHash;
+    expect(new Set([first, second, third]).size).toBe(3);
+    expect(third).toBe(hashToolCall("find", "replaced"));
+  });
+
   it("sees a params object mutated between detect, recordCall and recordOutcome as the call it now describes", () => {
     const detector = enabled();
     const params: Record<string, unknown> = { q: "a" };

@@ -15,7 +15,15 @@ import { stableStringify } from "./stable-json";
  * ```
  */
 export function hashToolCall(toolName: string, params: unknown): string {
-  return `${toolName}:${sha256Hex(stableStringify(params))}`;
+  return hashToolCallJson(toolName, stableStringify(params));
+}
+
+/**
+ * {@link hashToolCall} from the arguments' stable JSON (`stableStringify`)
+ * already written: internal to the loops folder, for the detector's cache.
+ */
+export function hashToolCallJson(toolName: string, json: string): string {
+  return `${toolName}:${sha256Hex(json)}`;
 }
 
 // The one-shot `crypto.hash` (Node 20.12+) skips the Hash object, about half
