@@ -145,7 +145,7 @@ async function loop(
       await compact();
     }
     const step = execution.step();
-    events.emit({ type: "model-request", step, model, functionName: fn?.name });
+    if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
     try {
       response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal);
@@ -160,7 +160,7 @@ async function loop(
     // One write per request, once it is answered: an unanswered request has nothing to keep.
     const at = recorder();
     const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
-    events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+    if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
     usage = addUsage(usage, response.usage);
     messages.push({ role: "assistant", content: response.content });
 
@@ -284,7 +284,7 @@ function recordLlmNode(
     cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
   }
   cursor.writer.flush();
-  events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
+  if (events.listening) events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
   return id;
 }
 

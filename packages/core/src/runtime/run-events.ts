@@ -8,11 +8,16 @@ import type { RuntimeEvent, RuntimeEventListener } from "./runtime-events";
  * @internal
  */
 export class RunEvents {
+  /** True when some listener up the chain will receive events: callers skip building events otherwise. */
+  readonly listening: boolean;
+
   private constructor(
     readonly logger: Logger,
     private readonly listener: RuntimeEventListener | undefined,
     private readonly parent: RunEvents | undefined,
-  ) {}
+  ) {
+    this.listening = listener !== undefined || parent?.listening === true;
+  }
 
   /** The sink of an outermost run. */
   static root(logger: Logger, listener: RuntimeEventListener | undefined): RunEvents {

@@ -54,15 +54,16 @@ export async function executeToolCall(call: ToolUseBlock, site: ToolCallSite): P
   const tool = site.offered.get(call.name);
   // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
   const blocked = site.loopGuard.before(call, tool?.poll ?? false);
-  site.events.emit({ type: "tool-call", toolName: call.name, toolCallId: call.id, input: call.input });
+  const { events } = site;
+  if (events.listening) events.emit({ type: "tool-call", toolName: call.name, toolCallId: call.id, input: call.input });
   const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site);
   site.loopGuard.after(call, outcome.recorded);
   const { block } = outcome;
   if (block.isError === true) {
-    site.events.logger.info({ tool: call.name, toolCallId: call.id }, String(block.content));
-    site.events.emit({ type: "tool-error", toolName: call.name, toolCallId: call.id, message: String(block.content) });
-  } else {
-    site.events.emit({ type: "tool-result", toolName: call.name, toolCallId: call.id });
+    events.logger.info({ tool: call.name, toolCallId: call.id }, String(block.content));
+    if (events.listening) events.emit({ type: "tool-error", toolName: call.name, toolCallId: call.id, message: String(block.content) });
+  } else if (events.listening) {
+    events.emit({ type: "tool-result", toolName: call.name, toolCallId: call.id });
   }
   return block;
 }

@@ -129,21 +129,17 @@ function openCall(
   if (info.renderRange !== undefined) metadata["renderRange"] = info.renderRange;
   const linked = isLinked(parent, writer);
   if (linked && parent.toolCall !== undefined) metadata["toolCallId"] = parent.toolCall.id;
-  const node = { id, role: "code" as const, name: info.name, input: args as unknown, metadata };
-  const append = (input: unknown): void => {
-    if (linked) parent.cursor.append({ ...node, input });
-    else writer.append({ ...node, input, caller: null, predecessor: topLevelPredecessor(writer, context) });
-  };
   try {
-    append(args);
+    appendEntry(writer, parent, linked, context, id, info.name, args, metadata);
   } catch (error) {
     // Arguments that are not JSON (cycles, bigints, class instances with functions) are
     // recorded in a readable form rather than failing the call; the common case pays nothing extra.
     if (!(error instanceof TypeError)) throw error;
-    append(toRecordable(args));
+    appendEntry(writer, parent, linked, context, id, info.name, toRecordable(args), metadata);
   }
   parent?.region?.opened(writer, id);
-  parent?.events?.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
+  const events = parent?.events;
+  if (events?.listening === true) events.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
   return {
     writer,
     nodeId: id,
@@ -170,6 +166,20 @@ export function checkSameWriter(parent: CallScope | undefined, store: NonNullabl
   if (active !== undefined && active !== store && active.sessionId === store.sessionId && active.store === store.store) {
     throw new ContextStoreError(store.sessionId);
   }
+}
+
+function appendEntry(
+  writer: SessionNodeWriter,
+  parent: CallScope | undefined,
+  linked: boolean,
+  context: Context,
+  id: string,
+  name: string,
+  input: unknown,
+  metadata: Record<string, unknown>,
+): void {
+  if (linked) parent!.cursor!.append({ id, role: "code", name, input, metadata });
+  else writer.append({ id, role: "code", name, input, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
 }
 
 /**
@@ -212,5 +222,6 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
   }
   // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now.
   if (call.topLevel) writer.flush();
-  scope?.events?.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
+  const events = scope?.events;
+  if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
 }

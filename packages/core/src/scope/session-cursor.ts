@@ -27,7 +27,20 @@ export class SessionCursor {
 
   /** Writes `node` after the tail, as a child of {@link callId}, and moves the tail to it. */
   append(node: CursorNodeInput, options?: SessionAppendOptions): string {
-    this.writer.append({ ...node, caller: this.callId, predecessor: this.tail }, options);
+    // Built field by field (not spread): this runs for every recorded call and model turn.
+    this.writer.append(
+      {
+        id: node.id,
+        role: node.role,
+        name: node.name,
+        input: node.input,
+        output: node.output,
+        metadata: node.metadata,
+        caller: this.callId,
+        predecessor: this.tail,
+      },
+      options,
+    );
     this.tail = node.id;
     return node.id;
   }
