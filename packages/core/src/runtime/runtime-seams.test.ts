@@ -159,7 +159,12 @@ describe("nested agents keep their own settings", () => {
     const innerEvents: RuntimeEvent[] = [];
     const outerEvents: RuntimeEvent[] = [];
     const logged: string[] = [];
-    const logger = { info: () => {}, warn: (_: unknown, message: string) => logged.push(message), debug: () => {}, error: () => {} };
+    const logger = {
+      info: (_: unknown, message: string) => logged.push(message),
+      warn: (_: unknown, message: string) => logged.push(message),
+      debug: () => {},
+      error: () => {},
+    };
     const inner = new ScriptedProvider([{ toolCalls: [{ name: "nope" }] }, "inner done"]);
     class Helper extends Agent {
       async help() {
@@ -188,6 +193,8 @@ describe("nested agents keep their own settings", () => {
     // No event reaches one listener twice.
     expect(new Set(innerEvents).size).toBe(innerEvents.length);
     expect(innerRequests.every((e) => outerEvents.includes(e))).toBe(true);
+    // The inner loop logs through the inner runtime's logger.
+    expect(logged.some((message) => message.includes("Unknown tool 'nope'"))).toBe(true);
   });
 
   it("a nested runtime's maxSteps can only lower the shared budget", async () => {
