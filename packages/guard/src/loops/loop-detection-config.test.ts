@@ -1,4 +1,5 @@
-import { DEFAULT_LOOP_DETECTION_CONFIG, resolveLoopDetectionConfig } from "./loop-detection-config";
+import { DEFAULT_LOOP_DETECTION_CONFIG, type LoopDetectionOptions, resolveLoopDetectionConfig } from "./loop-detection-config";
+import { ToolLoopDetector } from "./loop-detector";
 
 describe("resolveLoopDetectionConfig", () => {
   it("returns the DESIGN 2.5 defaults with detection off", () => {
@@ -86,5 +87,131 @@ describe("resolveLoopDetectionConfig", () => {
     expect(resolveLoopDetectionConfig(resolved)).toEqual(resolved);
     expect(resolved.volatileKeys).not.toBe(DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys);
     expect(Object.isFrozen(DEFAULT_LOOP_DETECTION_CONFIG.detectors)).toBe(true);
+  });
+});
+
+/** Asserts `run` throws a TypeError (the class, not only the message) with exactly `message`. */
+function expectTypeError(run: () => unknown, message: string): void {
+  let caught: unknown;
+  try {
+    run();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(TypeError);
+  expect((caught as TypeError).message).toBe(message);
+}
+
+describe("resolveLoopDetectionConfig: validation", () => {
+  it.each<[string, unknown, string]>([
+    ["a typo at the top", { enable: true }, "Unsupported loopDetection option 'enable' (did you mean 'enabled'?)"],
+    ["a typo in detectors", { detectors: { pingpong: false } }, "Unsupported loopDetection option 'detectors.pingpong' (did you mean 'detectors.pingPong'?)"],
+    [
+      "a cut-short key in postCompactionGuard",
+      { postCompactionGuard: { window: 3 } },
+      "Unsupported loopDetection option 'postCompactionGuard.window' (did you mean 'postCompactionGuard.windowSize'?)",
+    ],
+    [
+      "a typo in a toolOverrides entry",
+      { toolOverrides: { exec: { volatileKey: ["pid"] } } },
+      "Unsupported loopDetection option 'toolOverrides.exec.volatileKey' (did you mean 'toolOverrides.exec.volatileKeys'?)",
+    ],
+    ["several unknown keys", { histroySize: 10, colour: "red" }, "Unsupported loopDetection options 'histroySize' (did you mean 'historySize'?), 'colour'"],
+  ])("rejects %s with a TypeError naming the option path", (_case, options, message) => {
+    expectTypeError(() => resolveLoopDetectionConfig(options as LoopDetectionOptions), message);
+  });
+
+  it.each<[string, unknown, string]>([
+    ["enabled: \"true\"", { enabled: "true" }, `Invalid loopDetection option 'enabled': expected a boolean, got "true"`],
+    ["historySize: \"10\"", { historySize: "10" }, `Invalid loopDetection option 'historySize': expected a number, got "10"`],
+    ["maxBlockedCalls: 3n", { maxBlockedCalls: 3n }, "Invalid loopDetection option 'maxBlockedCalls': expected a number, got 3n"],
+    ["pollTools: \"x\"", { pollTools: "x" }, `Invalid loopDetection option 'pollTools': expected an array of strings, got "x"`],
+    ["volatileKeys with a number", { volatileKeys: ["pid", 3] }, "Invalid loopDetection option 'volatileKeys[1]': expected a string, got 3"],
+    ["detectors: true", { detectors: true }, "Invalid loopDetection option 'detectors': expected an object, got true"],
+    ["detectors.pingPong: 0", { detectors: { pingPong: 0 } }, "Invalid loopDetection option 'detectors.pingPong': expected a boolean, got 0"],
+    [
+      "postCompactionGuard.windowSize: \"3\"",
+      { postCompactionGuard: { windowSize: "3" } },
+      `Invalid loopDetection option 'postCompactionGuard.windowSize': expected a number, got "3"`,
+    ],
+    ["toolOverrides: []", { toolOverrides: [] }, "Invalid loopDetection option 'toolOverrides': expected an object, got []"],
+    ["a toolOverrides entry that is a list", { toolOverrides: { exec: ["pid"] } }, `Invalid loopDetection option 'toolOverrides.exec': expected an object, got ["pid"]`],
+    [
+      "toolOverrides volatileKeys: a string",
+      { toolOverrides: { "web.search": { volatileKeys: "pid" } } },
+      `Invalid loopDetection option 'toolOverrides."web.search".volatileKeys': expected an array of strings, got "pid"`,
+    ],
+    ["null", null, "Invalid loopDetection options: expected an object, got null"],
+    ["a string", "on", `Invalid loopDetection options: expected an object, got "on"`],
+    ["a Map", new Map([["enabled", true]]), "Invalid loopDetection options: expected an object, got a Map"],
+  ])("rejects %s with a TypeError naming the option and the expected type", (_case, options, message) => {
+    expectTypeError(() => resolveLoopDetectionConfig(options as LoopDetectionOptions), message);
+  });
+
+  it("checks the per-agent layer like the global one", () => {
+    expectTypeError(
+      () => resolveLoopDetectionConfig({ enabled: true }, { enable: false } as LoopDetectionOptions),
+      "Unsupported loopDetection option 'enable' (did you mean 'enabled'?)",
+    );
+    expectTypeError(
+      () => resolveLoopDetectionConfig({ enabled: true }, { enabled: "false" } as unknown as LoopDetectionOptions),
+      `Invalid loopDetection option 'enabled': expected a boolean, got "false"`,
+    );
+  });
+
+  it("accepts undefined anywhere as not set, and every key of a resolved config", () => {
+    const config = resolveLoopDetectionConfig({
+      enabled: undefined,
+      historySize: undefined,
+      detectors: { pingPong: undefined },
+      postCompactionGuard: undefined,
+      toolOverrides: { exec: undefined, send: { volatileKeys: undefined } },
+    } as unknown as LoopDetectionOptions);
+    expect(config.enabled).toBe(false);
+    expect(config.toolOverrides).toEqual({ send: {} });
+    expect(resolveLoopDetectionConfig(DEFAULT_LOOP_DETECTION_CONFIG)).toEqual(resolveLoopDetectionConfig());
+  });
+
+  it("still lets numbers of the right type that are not positive integers fall back", () => {
+    const config = resolveLoopDetectionConfig({ historySize: -3, warningThreshold: Number.NaN, maxBlockedCalls: Infinity });
+    expect([config.historySize, config.warningThreshold, config.maxBlockedCalls]).toEqual([30, 10, 3]);
+  });
+});
+
+describe("resolveLoopDetectionConfig: historySize never hides a detector", () => {
+  it("raises historySize to the largest threshold the window must hold", () => {
+    expect(resolveLoopDetectionConfig({ historySize: 5 }).historySize).toBe(30);
+    expect(resolveLoopDetectionConfig({ historySize: 5, warningThreshold: 2, criticalThreshold: 3, globalCircuitBreakerThreshold: 4 }).historySize).toBe(10);
+    expect(
+      resolveLoopDetectionConfig({ historySize: 5, warningThreshold: 2, criticalThreshold: 3, globalCircuitBreakerThreshold: 4, unknownToolThreshold: 7 })
+        .historySize,
+    ).toBe(7);
+    expect(resolveLoopDetectionConfig({ historySize: 50 }).historySize).toBe(50);
+    // Out-of-order thresholds are put in order first: the raised breaker (26) sets the floor.
+    expect(resolveLoopDetectionConfig({ historySize: 8, warningThreshold: 24, criticalThreshold: 3, globalCircuitBreakerThreshold: 3 }).historySize).toBe(26);
+  });
+
+  it("blocks 20 identical calls with a historySize of 5 (the window is raised to 30)", () => {
+    const detector = new ToolLoopDetector({ enabled: true, historySize: 5 });
+    for (let i = 0; i < 20; i++) {
+      detector.recordCall({ toolName: "search", params: { q: "rein" } });
+      detector.recordOutcome({ toolName: "search", params: { q: "rein" }, result: "same" });
+    }
+    expect(detector.detect("search", { q: "rein" })).toMatchObject({ stuck: true, level: "critical", detector: "generic_repeat" });
+  });
+});
+
+describe("ToolLoopDetector options", () => {
+  it("are checked like resolveLoopDetectionConfig's", () => {
+    expectTypeError(
+      () => new ToolLoopDetector({ enable: true } as LoopDetectionOptions),
+      "Unsupported loopDetection option 'enable' (did you mean 'enabled'?)",
+    );
+    expectTypeError(
+      () => new ToolLoopDetector({ enabled: "true" } as unknown as LoopDetectionOptions),
+      `Invalid loopDetection option 'enabled': expected a boolean, got "true"`,
+    );
+    expectTypeError(() => new ToolLoopDetector(null as unknown as LoopDetectionOptions), "Invalid loopDetection options: expected an object, got null");
+    expect(new ToolLoopDetector({ enabled: true, historySize: 3 }).config.historySize).toBe(30);
   });
 });

@@ -1,3 +1,5 @@
+import { checkLoopDetectionOptions } from "./loop-detection-schema";
+
 /**
  * Which detectors of {@link ToolLoopDetector} run. `unknown_tool_repeat` and
  * `global_circuit_breaker` have no switch: they stay on whenever loop
@@ -191,17 +193,9 @@ type NumberField =
   | "globalCircuitBreakerThreshold"
   | "maxBlockedCalls";
 
-/** A positive integer, else undefined so the layer beneath shows through. */
-function positiveInteger(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function booleanValue(value: unknown): boolean | undefined {
-  return typeof value === "boolean" ? value : undefined;
-}
-
-function stringList(value: unknown): readonly string[] | undefined {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : undefined;
+/** A positive integer, else undefined so the layer beneath shows through (types are checked before). */
+function positiveInteger(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 function pickNumber(field: NumberField, layers: readonly (LoopDetectionOptions | undefined)[]): number {
@@ -217,7 +211,7 @@ function pickSwitch(
   layers: readonly (LoopDetectionOptions | undefined)[],
 ): boolean {
   for (const layer of layers) {
-    const value = booleanValue(layer?.detectors?.[field]);
+    const value = layer?.detectors?.[field];
     if (value !== undefined) return value;
   }
   return DEFAULT_LOOP_DETECTION_CONFIG.detectors[field];
@@ -228,8 +222,8 @@ function pickList(
   layers: readonly (LoopDetectionOptions | undefined)[],
 ): readonly string[] {
   for (const layer of layers) {
-    const value = stringList(layer?.[field]);
-    if (value !== undefined) return value;
+    const value = layer?.[field];
+    if (value !== undefined) return [...value];
   }
   return [...DEFAULT_LOOP_DETECTION_CONFIG[field]];
 }
@@ -240,10 +234,16 @@ function pickList(
  * `postCompactionGuard` too, so switching one detector off keeps its
  * siblings), over {@link DEFAULT_LOOP_DETECTION_CONFIG}.
  *
+ * - Unknown keys (at any level) and values of the wrong type are a
+ *   `TypeError` naming the option path and the expected type, so a typo
+ *   (`enable: true`, `enabled: "true"`) never leaves detection silently off.
  * - A number that is not a positive integer is ignored (the layer beneath
  *   shows through, finally the default).
  * - `criticalThreshold <= warningThreshold` is raised to `warningThreshold + 1`,
  *   then a breaker `<= criticalThreshold` to `criticalThreshold + 1`.
+ * - `historySize` is raised to the largest threshold the window must hold
+ *   (the breaker's, or `unknownToolThreshold` when larger): a detector whose
+ *   threshold exceeds the window could never fire.
  * - Lists (`pollTools`, `volatileKeys`) replace the list beneath;
  *   `toolOverrides` merge by tool name, the agent's entry winning.
  * - `postCompactionGuard.enabled` follows the merged master switch unless
@@ -260,13 +260,18 @@ function pickList(
  * config.criticalThreshold; // 20
  * config.detectors.genericRepeat; // true
  * ```
+ *
+ * @throws {TypeError} on an unknown key or a value of the wrong type in either layer
+ *   (`Invalid loopDetection option 'enabled': expected a boolean, got "true"`)
  */
 export function resolveLoopDetectionConfig(
   global?: LoopDetectionOptions,
   perAgent?: LoopDetectionOptions,
 ): LoopDetectionConfig {
+  checkLoopDetectionOptions(global);
+  checkLoopDetectionOptions(perAgent);
   const layers = [perAgent, global] as const;
-  const enabledSetting = booleanValue(perAgent?.enabled) ?? booleanValue(global?.enabled);
+  const enabledSetting = perAgent?.enabled ?? global?.enabled;
 
   const warningThreshold = pickNumber("warningThreshold", layers);
   let criticalThreshold = pickNumber("criticalThreshold", layers);
@@ -283,16 +288,17 @@ export function resolveLoopDetectionConfig(
     }
   }
   const guardEnabled =
-    booleanValue(perAgent?.postCompactionGuard?.enabled) ??
-    booleanValue(global?.postCompactionGuard?.enabled) ??
-    enabledSetting !== false;
+    perAgent?.postCompactionGuard?.enabled ?? global?.postCompactionGuard?.enabled ?? enabledSetting !== false;
+  const unknownToolThreshold = pickNumber("unknownToolThreshold", layers);
+  // The window must hold as many calls as the largest threshold, or that detector can never fire.
+  const historySize = Math.max(pickNumber("historySize", layers), globalCircuitBreakerThreshold, unknownToolThreshold);
 
   return {
     enabled: enabledSetting ?? DEFAULT_LOOP_DETECTION_CONFIG.enabled,
-    historySize: pickNumber("historySize", layers),
+    historySize,
     warningThreshold,
     criticalThreshold,
-    unknownToolThreshold: pickNumber("unknownToolThreshold", layers),
+    unknownToolThreshold,
     globalCircuitBreakerThreshold,
     maxBlockedCalls: pickNumber("maxBlockedCalls", layers),
     detectors: {
@@ -305,6 +311,20 @@ export function resolveLoopDetectionConfig(
     postCompactionGuard: { windowSize, enabled: guardEnabled },
     pollTools: pickList("pollTools", layers),
     volatileKeys: pickList("volatileKeys", layers),
-    toolOverrides: { ...global?.toolOverrides, ...perAgent?.toolOverrides },
+    toolOverrides: mergeToolOverrides(global?.toolOverrides, perAgent?.toolOverrides),
   };
+}
+
+/** Overrides by tool name, the agent's entry winning; entries left `undefined` are not set. */
+function mergeToolOverrides(
+  ...layers: (Readonly<Record<string, LoopDetectionToolOverride | undefined>> | undefined)[]
+): Record<string, LoopDetectionToolOverride> {
+  const merged: Record<string, LoopDetectionToolOverride> = {};
+  for (const layer of layers) {
+    if (layer === undefined) continue;
+    for (const [toolName, override] of Object.entries(layer)) {
+      if (override !== undefined) merged[toolName] = { ...override };
+    }
+  }
+  return merged;
 }
