@@ -2,6 +2,7 @@
 import { benchGuardOverhead } from "./guard-overhead";
 import { benchLoopDetector } from "./loop-detector";
 import { benchScopedCall } from "./scoped-call";
+import { benchSessionWriter } from "./session-writer";
 import { benchTurnOverhead } from "./turn-overhead";
 
 async function main(): Promise<void> {
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   await benchScopedCall();
   await benchTurnOverhead();
   benchLoopDetector();
+  benchSessionWriter();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
   require("./session-store");
 }
