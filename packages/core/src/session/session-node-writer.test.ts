@@ -189,3 +189,106 @@ describe("SessionNodeWriter.append with { owned: true }", () => {
     store.close();
   });
 });
+
+describe("SessionNodeWriter idempotence without a list of ids", () => {
+  it("asks the store about an id it no longer queues: a re-append returns the stored seq and commits nothing", () => {
+    const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+    writer.append({ id: "a", role: "user", name: "user" });
+    writer.flush();
+    writer.append({ id: "b", role: "user", name: "user" });
+    const lookups = jest.spyOn(store, "hasNode");
+    const again = writer.append({ id: "a", role: "user", name: "user", input: "second" });
+    expect(lookups).toHaveBeenCalledWith("s1", "a");
+    expect(again.seq).toBe(0);
+    // Only b waits, and the manual writer committed nothing to find a's seq.
+    expect(writer.pending).toBe(1);
+    expect(store.commits).toHaveLength(1);
+    expect(writer.head).toBe("b");
+    writer.flush();
+    expect(store.readNodes("s1").map((node) => [node.id, node.seq, node.input])).toEqual([
+      ["a", 0, undefined],
+      ["b", 1, undefined],
+    ]);
+  });
+
+  it("a second writer re-appending an id the first committed queues nothing either", () => {
+    const first = new SessionNodeWriter(store, "s1");
+    first.append({ id: "a", role: "user", name: "user" });
+    first.flush();
+    const second = new SessionNodeWriter(store, "s1");
+    expect(second.append({ id: "a", role: "user", name: "user" }).seq).toBe(0);
+    expect(second.pending).toBe(0);
+    expect(second.append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
+  });
+
+  it("a batch past the scan limit still folds each update into its queued append", () => {
+    const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+    const ids = Array.from({ length: 40 }, (_, index) => `c${index}`);
+    for (const id of ids) writer.append({ id, role: "code", name: "A.run", metadata: { status: "running" } });
+    for (const id of ids) writer.update(id, { output: id, metadata: { status: "completed" } });
+    // A re-append inside the batch is recognised too.
+    expect(writer.append({ id: "c3", role: "code", name: "A.run" }).seq).toBe(3);
+    expect(writer.pending).toBe(40);
+    writer.flush();
+    expect(store.commits[0]!.every((operation) => operation.kind === "append")).toBe(true);
+    expect(store.readNodes("s1").every((node) => node.output === node.id && node.metadata["status"] === "completed")).toBe(true);
+  });
+});
+
+test("an update folded into a queued append removes the keys it sets to undefined", () => {
+  const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running", doc: "d", tries: 1 } });
+  writer.update("c", { metadata: { doc: undefined, status: "completed" } });
+  writer.flush();
+  expect(store.readNodes("s1")[0]!.metadata).toEqual({ status: "completed", tries: 1 });
+  expect(Object.keys(store.readNodes("s1")[0]!.metadata)).toEqual(["status", "tries"]);
+});
+
+test("flat values are copied, not shared: mutating them after append or update changes nothing stored", () => {
+  const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  const input = ["k1", 2];
+  const metadata: Record<string, unknown> = { status: "running" };
+  writer.append({ id: "c", role: "code", name: "A.run", input, metadata });
+  const output = { value: "v" };
+  const changes: Record<string, unknown> = { status: "completed" };
+  writer.update("c", { output, metadata: changes });
+  input.push("late");
+  metadata["status"] = "mutated";
+  output.value = "mutated";
+  changes["status"] = "mutated";
+  writer.flush();
+  expect(store.readNodes("s1")[0]).toMatchObject({ input: ["k1", 2], output: { value: "v" }, metadata: { status: "completed" } });
+});
+
+test("writers leave the store's pending list once committed; store.flush() commits the others", () => {
+  store.createSession("s2");
+  store.createSession("s3");
+  const writers = ["s1", "s2", "s3"].map((session) => new SessionNodeWriter(store, session, { batching: "manual" }));
+  writers.forEach((writer, index) => writer.append({ id: `n${index}`, role: "user", name: "user" }));
+  writers[1]!.flush();
+  expect(store.commits).toHaveLength(1);
+  store.flush();
+  expect(store.commits).toHaveLength(3);
+  store.flush();
+  expect(store.commits).toHaveLength(3);
+  writers[1]!.append({ id: "again", role: "user", name: "user" });
+  store.flush();
+  expect(store.commits).toHaveLength(4);
+  expect(writers.map((writer) => writer.pending)).toEqual([0, 0, 0]);
+});
+
+test("a file store writes the text the writer made for nested values, and serialises what an update replaced", () => {
+  const file = new SessionStore({ path: ":memory:" });
+  file.createSession("j", {});
+  const writer = new SessionNodeWriter(file, "j", { batching: "manual" });
+  const node = writer.append({ id: "c", role: "code", name: "A.run", input: { query: { page: 1 } }, output: { draft: [1] } });
+  writer.update("c", { output: { final: [2] } });
+  const stringify = jest.spyOn(JSON, "stringify");
+  writer.flush();
+  const serialised = stringify.mock.calls.map(([value]) => value);
+  stringify.mockRestore();
+  expect(serialised).not.toContain(node.input);
+  expect(serialised).toContainEqual({ final: [2] });
+  expect(file.readNodes("j")[0]).toMatchObject({ input: { query: { page: 1 } }, output: { final: [2] } });
+  file.close();
+});

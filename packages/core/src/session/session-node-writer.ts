@@ -1,9 +1,10 @@
 import type { SessionNode, SessionNodeRole } from "./session-node";
-import type { SessionNodeUpdate, SessionStoreLike, SessionWriteOperation } from "./session-store-like";
+import type { SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
 import { SessionNodeNotFoundError } from "./session-errors";
-import { markPending, markSettled } from "./writer-registry";
-import { rememberNodeJson, type NodeJson } from "./node-json";
+import { pendingEntry, type PendingEntry } from "./writer-registry";
+import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
+import { applyUpdate, mergeUpdate } from "./node-update";
 import { checkNodeId, checkWriterArguments } from "../options/session-arguments";
 
 /**
@@ -53,81 +54,16 @@ export interface SessionNodeWriterOptions {
   batching?: SessionWriteBatching;
 }
 
-/** JSON text of a value (undefined stays undefined); throws a TypeError naming `what` when it is not JSON. */
-function serialise(value: unknown, what: string): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return JSON.stringify(value);
-  } catch (cause) {
-    throw new TypeError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause });
-  }
-}
-
 /** Options of {@link SessionNodeWriter.append}. */
 export interface SessionAppendOptions {
   /**
-   * The caller hands the values over: they are plain JSON data that nobody
-   * mutates afterwards. The writer then keeps them without a snapshot (no
-   * JSON round trip now; a file store serialises them on commit). The runtime
-   * uses it for model turns.
+   * The caller hands the values over: `input`, `output` and `metadata` are
+   * plain JSON data that nobody mutates afterwards. The writer then keeps
+   * them without a snapshot (no copy now; a file store serialises them on
+   * commit). The runtime uses it for model turns.
    * @default false
    */
   owned?: boolean;
-}
-
-/** A JSON round trip: validates serialisability now and snapshots the value. */
-function snapshot(value: unknown, what: string): unknown {
-  if (isJsonScalar(value)) return value;
-  const text = serialise(value, what);
-  return text === undefined ? undefined : JSON.parse(text);
-}
-
-/** Strings, finite numbers, booleans and null are their own snapshot: no round trip needed. */
-function isJsonScalar(value: unknown): boolean {
-  const type = typeof value;
-  return value === null || type === "string" || type === "boolean" || (type === "number" && Number.isFinite(value));
-}
-
-/**
- * The snapshot of `value` whose JSON is `text`: scalars as given, flat
- * arrays and plain objects of scalars as shallow copies (the common case
- * for arguments and metadata), anything deeper parsed back from `text`.
- */
-function parsed(value: unknown, text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  if (isJsonScalar(value)) return value;
-  if (Array.isArray(value)) return value.every(isJsonScalar) ? value.slice() : JSON.parse(text);
-  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const copy: Record<string, unknown> = {};
-    for (const key in value) {
-      const item = (value as Record<string, unknown>)[key];
-      if (item === undefined) continue;
-      if (!isJsonScalar(item)) return JSON.parse(text);
-      copy[key] = item;
-    }
-    return copy;
-  }
-  return JSON.parse(text);
-}
-
-function mergeUpdate(into: SessionNodeUpdate, fields: SessionNodeUpdate): SessionNodeUpdate {
-  const merged: SessionNodeUpdate = { ...into, ...fields };
-  if (into.metadata !== undefined || fields.metadata !== undefined) {
-    merged.metadata = { ...into.metadata, ...fields.metadata };
-  }
-  return merged;
-}
-
-function applyUpdate(node: SessionNode, fields: SessionNodeUpdate): SessionNode {
-  const metadata: Record<string, unknown> = { ...node.metadata, ...fields.metadata };
-  for (const key of Object.keys(metadata)) if (metadata[key] === undefined) delete metadata[key];
-  return {
-    ...node,
-    name: fields.name ?? node.name,
-    input: "input" in fields ? fields.input : node.input,
-    output: "output" in fields ? fields.output : node.output,
-    metadata,
-  };
 }
 
 /**
@@ -154,11 +90,17 @@ export class SessionNodeWriter {
   /** The session written to. */
   readonly sessionId: string;
   private readonly batching: SessionWriteBatching;
-  private queue: SessionWriteOperation[] = [];
-  /** Index in `queue` of the pending append or update of an id. */
-  private readonly queued = new Map<string, number>();
-  /** Seq of every id appended through this writer. */
-  private readonly appended = new Map<string, number>();
+  /**
+   * The batch: at most one operation per id (a later update folds into
+   * it). The writer remembers no id beyond it: a committed id is the
+   * store's (or the live graph's) to know, so the writer's memory is
+   * bounded by one batch.
+   */
+  private queue: QueuedOperation[] = [];
+  /** The batch by id, made once it outgrows a scan (see {@link queuedOperation}); dropped on commit. */
+  private queueIndex: Map<string, QueuedOperation> | undefined;
+  /** This writer's place among the store's writers with a pending batch. */
+  private readonly pendingWriters: PendingEntry;
   private pendingHead: string | undefined;
   private nextSeq: number;
   private scheduled = false;
@@ -176,6 +118,7 @@ export class SessionNodeWriter {
     this.sessionId = sessionId;
     this.batching = options.batching ?? "tick";
     this.nextSeq = store.getSession(sessionId).lastSeq + 1;
+    this.pendingWriters = pendingEntry(store, this);
   }
 
   /** How many operations wait for the next commit. */
@@ -192,20 +135,24 @@ export class SessionNodeWriter {
   }
 
   /**
-   * Queues a node. Idempotent on id: appending an id this writer already
-   * appended (or the store already holds, checked at commit) writes nothing
-   * and the first version stays. Returns the node as it will be stored.
-   * Throws a `TypeError` when `input`, `output` or `metadata` is not JSON.
+   * Queues a node. Idempotent on id: appending an id that is queued or
+   * stored writes nothing and the first version stays (an id the store
+   * holds is looked up there, or in the live graph once loaded). Returns
+   * the node as it will be stored. Throws a `TypeError` when `input`,
+   * `output` or `metadata` is not JSON.
    */
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
-    const knownSeq = this.appended.get(node.id);
+    const id = node.id;
+    const knownSeq = this.seqOf(id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
+    // Made first: it keeps the JSON text a snapshot makes, for a store that writes text.
+    const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined };
     let stored: SessionNode;
     if (options?.owned === true) {
       // Handed over: plain JSON data nobody mutates later. Kept as is; stores serialise on commit.
       stored = {
-        id: node.id,
+        id,
         seq,
         createdAt: node.createdAt ?? Date.now(),
         role: node.role,
@@ -214,35 +161,28 @@ export class SessionNodeWriter {
         output: node.output,
         caller: node.caller ?? null,
         predecessor: node.predecessor ?? null,
-        metadata: { ...node.metadata },
+        metadata: node.metadata ?? {},
       };
     } else {
-      const json: NodeJson = {
-        input: serialise(node.input, `Session node '${node.id}' input`),
-        output: serialise(node.output, `Session node '${node.id}' output`),
-        metadata: serialise(node.metadata ?? {}, `Session node '${node.id}' metadata`) ?? "{}",
-      };
       stored = {
-        id: node.id,
+        id,
         seq,
         createdAt: node.createdAt ?? Date.now(),
         role: node.role,
         name: node.name,
-        input: parsed(node.input, json.input),
-        output: parsed(node.output, json.output),
+        input: snapshotValue(node.input, id, "input", operation),
+        output: snapshotValue(node.output, id, "output", operation),
         caller: node.caller ?? null,
         predecessor: node.predecessor ?? null,
-        metadata: parsed(node.metadata ?? {}, json.metadata) as Record<string, unknown>,
+        metadata: (snapshotValue(node.metadata ?? {}, id, "metadata", operation) ?? {}) as Record<string, unknown>,
       };
-      rememberNodeJson(stored, json);
     }
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
-    this.appended.set(node.id, seq);
-    this.nextSeq = Math.max(this.nextSeq, seq + 1);
-    if (stored.caller === null) this.pendingHead = stored.id;
+    if (seq >= this.nextSeq) this.nextSeq = seq + 1;
+    if (stored.caller === null) this.pendingHead = id;
     this.live?.add(stored);
-    this.queued.set(stored.id, this.queue.length);
-    this.enqueue({ kind: "append", node: stored });
+    operation.node = stored;
+    this.enqueue(operation);
     return stored;
   }
 
@@ -254,34 +194,33 @@ export class SessionNodeWriter {
    */
   update(id: string, fields: SessionNodeUpdate): void {
     checkNodeId("SessionNodeWriter.update", id);
-    const clean: SessionNodeUpdate = {};
-    if (fields.name !== undefined) clean.name = fields.name;
-    if ("input" in fields) clean.input = snapshot(fields.input, `Session node '${id}' input`);
-    if ("output" in fields) clean.output = snapshot(fields.output, `Session node '${id}' output`);
-    if (fields.metadata !== undefined) {
-      // One round trip for the whole object; undefined-valued keys (dropped by JSON) mean
-      // "remove this key", so they are put back.
-      const metadata = snapshot(fields.metadata, `Session node '${id}' metadata`) as Record<string, unknown>;
-      for (const [key, value] of Object.entries(fields.metadata)) if (value === undefined) metadata[key] = undefined;
-      clean.metadata = metadata;
-    }
-    const current = this.live?.get(id);
-    if (current !== undefined) this.live?.replace(applyUpdate(current, clean));
-    const index = this.queued.get(id);
-    if (index !== undefined) {
-      const operation = this.queue[index]!;
-      this.queue[index] =
-        operation.kind === "append"
-          ? { kind: "append", node: applyUpdate(operation.node, clean) }
-          : { kind: "update", id, fields: mergeUpdate(operation.fields, clean) };
+    const changes: SessionNodeUpdate = {};
+    if (fields.name !== undefined) changes.name = fields.name;
+    if ("input" in fields) changes.input = snapshotValue(fields.input, id, "input");
+    if ("output" in fields) changes.output = snapshotValue(fields.output, id, "output");
+    if (fields.metadata !== undefined) changes.metadata = snapshotChanges(fields.metadata, id);
+    const operation = this.queuedOperation(id);
+    const queuedNode = operation?.kind === "append" ? operation.node : undefined;
+    // An update of a queued append folds into it: the node is stored once, already updated.
+    const folded = queuedNode === undefined ? undefined : applyUpdate(queuedNode, changes);
+    const live = this.live?.get(id);
+    // The live graph usually holds the queued node itself, and then takes the same updated node.
+    if (live !== undefined) this.live!.replace(live === queuedNode ? folded! : applyUpdate(live, changes));
+    if (operation?.kind === "append") {
+      operation.node = folded!;
+      if (operation.json !== undefined) dropReplacedText(operation.json, changes);
       this.schedule();
       return;
     }
-    if (!this.appended.has(id) && !this.store.hasNode(this.sessionId, id)) {
+    if (operation !== undefined) {
+      operation.fields = mergeUpdate(operation.fields, changes);
+      this.schedule();
+      return;
+    }
+    if (live === undefined && !this.store.hasNode(this.sessionId, id)) {
       throw new SessionNodeNotFoundError(this.sessionId, id, this.store.location);
     }
-    this.queued.set(id, this.queue.length);
-    this.enqueue({ kind: "update", id, fields: clean });
+    this.enqueue({ kind: "update", id, fields: changes });
   }
 
   /**
@@ -289,11 +228,11 @@ export class SessionNodeWriter {
    * earlier background commit (the queue is kept, so a later flush retries).
    */
   flush(): void {
-    if (this.queue.length === 0) {
+    const operations = this.queue;
+    if (operations.length === 0) {
       this.failure = undefined;
       return;
     }
-    const operations = this.queue;
     try {
       this.store.commit(this.sessionId, operations);
     } catch (error) {
@@ -303,10 +242,10 @@ export class SessionNodeWriter {
     this.failure = undefined;
     if (this.queue === operations) {
       this.queue = [];
-      this.queued.clear();
+      this.queueIndex = undefined;
       this.pendingHead = undefined;
     }
-    markSettled(this.store, this);
+    if (this.queue.length === 0) this.pendingWriters.leave();
   }
 
   /**
@@ -329,9 +268,56 @@ export class SessionNodeWriter {
     return (this.live ??= this.load());
   }
 
-  private enqueue(operation: SessionWriteOperation): void {
-    this.queue.push(operation);
-    markPending(this.store, this);
+  /**
+   * The seq of a node queued or stored under `id`, or undefined for a new
+   * id. Queued ids are known here, stored ones to the live graph (when
+   * loaded) or the store. A stored id is rare on this path: its seq is read
+   * from a live graph built for the purpose.
+   */
+  private seqOf(id: string): number | undefined {
+    const operation = this.queuedOperation(id);
+    if (operation?.kind === "append") return operation.node.seq;
+    if (this.live !== undefined) return this.live.get(id)?.seq;
+    if (!this.store.hasNode(this.sessionId, id)) return undefined;
+    return this.liveGraph().get(id)?.seq;
+  }
+
+  /**
+   * The live graph, built without committing (the store's nodes, then the
+   * queue), so a manual writer never commits behind its user's back.
+   */
+  private liveGraph(): SessionGraph {
+    if (this.live !== undefined) return this.live;
+    const graph = new SessionGraph(this.store.readNodes(this.sessionId));
+    for (const operation of this.queue) {
+      if (operation.kind === "append") graph.add(operation.node);
+      else {
+        const current = graph.get(operation.id);
+        if (current !== undefined) graph.replace(applyUpdate(current, operation.fields));
+      }
+    }
+    return (this.live = graph);
+  }
+
+  /**
+   * The queued operation of `id`. A batch is usually a handful of
+   * operations (the runtime commits after every model request), and a scan
+   * from the end costs less than keeping a map per batch; a batch past
+   * {@link SCAN_LIMIT} gets an index, so a large one stays linear.
+   */
+  private queuedOperation(id: string): QueuedOperation | undefined {
+    if (this.queueIndex !== undefined) return this.queueIndex.get(id);
+    const queue = this.queue;
+    for (let index = queue.length - 1; index >= 0; index--) if (queue[index]!.id === id) return queue[index];
+    return undefined;
+  }
+
+  private enqueue(operation: QueuedOperation): void {
+    const length = this.queue.push(operation);
+    // Joins the store's pending writers once per batch, not once per write.
+    if (length === 1) this.pendingWriters.join();
+    if (this.queueIndex !== undefined) this.queueIndex.set(operation.id, operation);
+    else if (length > SCAN_LIMIT) this.queueIndex = new Map(this.queue.map((queued) => [queued.id, queued]));
     if (this.batching === "none") this.flush();
     else this.schedule();
   }
@@ -352,4 +338,27 @@ export class SessionNodeWriter {
       }
     });
   }
+}
+
+/** Batches up to this many operations are searched by a scan; larger ones get an index. */
+const SCAN_LIMIT = 16;
+
+/** Placeholder for the node of an append being built. */
+const UNSET = undefined as unknown as SessionNode;
+
+/** A queued update; later updates of the same id fold into it. */
+interface QueuedUpdate {
+  readonly kind: "update";
+  readonly id: string;
+  fields: SessionNodeUpdate;
+}
+
+/** What the writer queues: the store sees these as {@link SessionWriteOperation}s. */
+type QueuedOperation = QueuedAppend | QueuedUpdate;
+
+/** Forgets the text of the fields an update replaced: the store serialises their new values. */
+function dropReplacedText(json: NodeJson, changes: SessionNodeUpdate): void {
+  if ("input" in changes) json.input = undefined;
+  if ("output" in changes) json.output = undefined;
+  if (changes.metadata !== undefined) json.metadata = undefined;
 }

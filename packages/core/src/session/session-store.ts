@@ -413,7 +413,7 @@ export class SessionStore implements SessionStoreLike {
       if (operation.kind === "append") {
         const node = operation.node;
         const status = node.metadata["status"];
-        const json = nodeJsonOf(node);
+        const json = nodeJsonOf(operation);
         // One array argument: libsql binds it as is, skipping a spread and flat().
         const result = insert.run([
           sessionId,
@@ -422,8 +422,8 @@ export class SessionStore implements SessionStoreLike {
           node.createdAt,
           node.role,
           node.name,
-          json === undefined ? encode(node.input) : (json.input ?? null),
-          json === undefined ? encode(node.output) : (json.output ?? null),
+          json?.input ?? encode(node.input),
+          json?.output ?? encode(node.output),
           node.caller,
           node.predecessor,
           json?.metadata ?? JSON.stringify(node.metadata),

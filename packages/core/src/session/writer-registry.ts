@@ -5,20 +5,56 @@ interface Flushable {
   flush(): void;
 }
 
-// Writers register only while they hold a pending batch, so a store can
+// Writers are listed only while they hold a pending batch, so a store can
 // commit them on close or at shutdown without keeping idle writers alive.
-const pendingByStore = new WeakMap<SessionStoreLike, Set<Flushable>>();
+const pendingByStore = new WeakMap<SessionStoreLike, PendingEntry[]>();
 
-/** @internal */
-export function markPending(store: SessionStoreLike, writer: Flushable): void {
-  let writers = pendingByStore.get(store);
-  if (writers === undefined) pendingByStore.set(store, (writers = new Set()));
-  writers.add(writer);
+/**
+ * A writer's place in its store's list of pending writers, made once per
+ * writer. The writer joins when its queue becomes non-empty and leaves once
+ * it is committed — once per batch, and the runtime commits after every
+ * model request — so both are allocation-free: a swap with the last entry,
+ * where a `Set` would reallocate its table each time it empties and refills.
+ * @internal
+ */
+export class PendingEntry {
+  /** Position in `list`; -1 while the writer has nothing pending. */
+  private index = -1;
+
+  constructor(
+    readonly writer: Flushable,
+    private readonly list: PendingEntry[],
+  ) {}
+
+  /** Lists the writer as pending; a no-op while it already is. */
+  join(): void {
+    if (this.index >= 0) return;
+    this.index = this.list.length;
+    this.list.push(this);
+  }
+
+  /** Takes the writer off the list; the last entry moves into its place. */
+  leave(): void {
+    const index = this.index;
+    if (index < 0) return;
+    this.index = -1;
+    const last = this.list.pop()!;
+    if (last !== this) {
+      this.list[index] = last;
+      last.index = index;
+    }
+  }
 }
 
-/** @internal */
-export function markSettled(store: SessionStoreLike, writer: Flushable): void {
-  pendingByStore.get(store)?.delete(writer);
+/**
+ * The entry through which `writer` joins and leaves the pending writers of
+ * `store`.
+ * @internal
+ */
+export function pendingEntry(store: SessionStoreLike, writer: Flushable): PendingEntry {
+  let list = pendingByStore.get(store);
+  if (list === undefined) pendingByStore.set(store, (list = []));
+  return new PendingEntry(writer, list);
 }
 
 /**
@@ -27,12 +63,13 @@ export function markSettled(store: SessionStoreLike, writer: Flushable): void {
  * @internal
  */
 export function flushPendingWriters(store: SessionStoreLike): void {
-  const writers = pendingByStore.get(store);
-  if (writers === undefined) return;
+  const list = pendingByStore.get(store);
+  if (list === undefined) return;
   let failure: unknown;
-  for (const writer of [...writers]) {
+  // A copy: flushing takes writers off the list.
+  for (const entry of list.slice()) {
     try {
-      writer.flush();
+      entry.writer.flush();
     } catch (error) {
       failure ??= error;
     }
