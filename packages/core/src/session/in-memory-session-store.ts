@@ -17,11 +17,19 @@ import {
   SessionStoreClosedError,
 } from "./session-errors";
 import { flushPendingWriters } from "./writer-registry";
+import { applyUpdate } from "./node-update";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema } from "../options/session-arguments";
 
+/** A session's state, changed in place by every commit; {@link InMemorySessionStore.getSession} copies it out. */
 interface MemorySession {
-  info: Omit<SessionInfo, "nodeCount">;
-  graph: SessionGraph;
+  readonly id: string;
+  readonly agentId: string | null;
+  readonly title: string | null;
+  readonly createdAt: number;
+  updatedAt: number;
+  headId: string | null;
+  lastSeq: number;
+  readonly graph: SessionGraph;
 }
 
 /**
@@ -49,15 +57,13 @@ export class InMemorySessionStore implements SessionStoreLike {
     if (this.sessions.has(id)) throw new SessionExistsError(id, this.location);
     const now = Date.now();
     this.sessions.set(id, {
-      info: {
-        id,
-        agentId: options.agentId ?? null,
-        title: options.title ?? null,
-        createdAt: now,
-        updatedAt: now,
-        headId: null,
-        lastSeq: -1,
-      },
+      id,
+      agentId: options.agentId ?? null,
+      title: options.title ?? null,
+      createdAt: now,
+      updatedAt: now,
+      headId: null,
+      lastSeq: -1,
       graph: new SessionGraph(),
     });
     return this.getSession(id);
@@ -65,7 +71,16 @@ export class InMemorySessionStore implements SessionStoreLike {
 
   getSession(id: string): SessionInfo {
     const session = this.session(id);
-    return { ...session.info, nodeCount: session.graph.size };
+    return {
+      id: session.id,
+      agentId: session.agentId,
+      title: session.title,
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+      headId: session.headId,
+      nodeCount: session.graph.size,
+      lastSeq: session.lastSeq,
+    };
   }
 
   hasSession(id: string): boolean {
@@ -87,7 +102,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   }
 
   head(sessionId: string): string | null {
-    return this.session(sessionId).info.headId;
+    return this.session(sessionId).headId;
   }
 
   setHead(sessionId: string, nodeId: string | null): void {
@@ -96,12 +111,13 @@ export class InMemorySessionStore implements SessionStoreLike {
     if (nodeId !== null && !session.graph.has(nodeId)) {
       throw new SessionNodeNotFoundError(sessionId, nodeId, this.location);
     }
-    session.info = { ...session.info, headId: nodeId, updatedAt: Date.now() };
+    session.headId = nodeId;
+    session.updatedAt = Date.now();
   }
 
   listBranches(sessionId: string): SessionBranch[] {
     const session = this.session(sessionId);
-    return branchesOf(session.graph, session.info.headId);
+    return branchesOf(session.graph, session.headId);
   }
 
   exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
@@ -120,29 +136,18 @@ export class InMemorySessionStore implements SessionStoreLike {
 
   commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
     const session = this.session(sessionId);
-    let { headId, lastSeq } = session.info;
     for (const operation of operations) {
       if (operation.kind === "append") {
-        if (session.graph.add(operation.node)) {
-          lastSeq = Math.max(lastSeq, operation.node.seq);
-          if (operation.node.caller === null) headId = operation.node.id;
-        }
+        const node = operation.node;
+        if (!session.graph.add(node)) continue;
+        if (node.seq > session.lastSeq) session.lastSeq = node.seq;
+        if (node.caller === null) session.headId = node.id;
         continue;
       }
       const node = session.graph.get(operation.id);
-      if (node === undefined) continue;
-      const metadata: Record<string, unknown> = { ...node.metadata, ...operation.fields.metadata };
-      for (const key of Object.keys(metadata)) if (metadata[key] === undefined) delete metadata[key];
-      const { fields } = operation;
-      session.graph.replace({
-        ...node,
-        name: fields.name ?? node.name,
-        input: "input" in fields ? fields.input : node.input,
-        output: "output" in fields ? fields.output : node.output,
-        metadata,
-      });
+      if (node !== undefined) session.graph.replace(applyUpdate(node, operation.fields));
     }
-    session.info = { ...session.info, headId, lastSeq, updatedAt: Date.now() };
+    session.updatedAt = Date.now();
   }
 
   flush(): void {

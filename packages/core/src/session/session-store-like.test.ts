@@ -134,6 +134,20 @@ describe.each<[string, () => SessionStoreLike]>([
     expect(json.nodes).toHaveLength(5);
   });
 
+  test("getSession returns a snapshot: later commits and setHead leave it as it was", () => {
+    store.createSession("s1");
+    const before = store.getSession("s1");
+    const writer = new SessionNodeWriter(store, "s1");
+    writer.append({ id: "a", role: "user", name: "user" });
+    writer.flush();
+    expect(before).toMatchObject({ headId: null, lastSeq: -1, nodeCount: 0 });
+    const after = store.getSession("s1");
+    expect(after).toMatchObject({ headId: "a", lastSeq: 0, nodeCount: 1 });
+    store.setHead("s1", null);
+    expect(after.headId).toBe("a");
+    expect(store.getSession("s1").headId).toBeNull();
+  });
+
   test("interruptRunning marks the store's running nodes interrupted", () => {
     store.createSession("s1");
     const writer = new SessionNodeWriter(store, "s1");
