@@ -43,3 +43,31 @@ test("a predecessor cycle in damaged data does not hang the spine walk", () => {
   const graph = new SessionGraph([node("a", { predecessor: "b" }), node("b", { predecessor: "a" })]);
   expect(graph.spine("a").length).toBeLessThanOrEqual(3);
 });
+
+test("the call-tree and successor indexes, made on first use, follow later adds and replaces", () => {
+  const graph = new SessionGraph([node("a"), node("b", { predecessor: "a" })]);
+  expect(graph.childrenOf(null).map((n) => n.id)).toEqual(["a", "b"]);
+  expect(graph.successorsOf("a").map((n) => n.id)).toEqual(["b"]);
+  graph.add(node("x", { caller: "b" }));
+  graph.add(node("c", { predecessor: "a" }));
+  expect(graph.childrenOf("b").map((n) => n.id)).toEqual(["x"]);
+  expect(graph.successorsOf("a").map((n) => n.id)).toEqual(["b", "c"]);
+  graph.replace({ ...graph.get("c")!, output: 1 });
+  graph.replace({ ...graph.get("x")!, output: 2 });
+  expect(graph.successorsOf("a")[1]!.output).toBe(1);
+  expect(graph.childrenOf("b")[0]!.output).toBe(2);
+  graph.add(node("d", { predecessor: "c" }));
+  graph.replace({ ...graph.get("d")!, output: 3 });
+  expect(graph.successorsOf("c")[0]!.output).toBe(3);
+  expect(graph.tips().map((n) => n.id)).toEqual(["b", "d"]);
+});
+
+test("all() is in seq order, ties in the order added, and a replaced node keeps its place", () => {
+  const graph = new SessionGraph([node("a", { seq: 5 }), node("b", { seq: 9 })]);
+  graph.add(node("tie", { seq: 5 }));
+  graph.add(node("first", { seq: 1 }));
+  graph.replace({ ...graph.get("a")!, output: 1 });
+  expect(graph.all().map((n) => n.id)).toEqual(["first", "a", "tie", "b"]);
+  expect(graph.all()[1]!.output).toBe(1);
+  expect(graph.childrenOf(null).map((n) => n.id)).toEqual(["first", "a", "tie", "b"]);
+});

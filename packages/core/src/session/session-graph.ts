@@ -19,12 +19,23 @@ function insertBySeq(list: SessionNode[], node: SessionNode): void {
   list.splice(low, 0, node);
 }
 
+/** Adds `node` to the list of `key` in `index`, in `seq` order. */
+function addToList<K>(index: Map<K, SessionNode[]>, key: K, node: SessionNode): void {
+  const list = index.get(key);
+  // A literal of one: an empty list grown by push would reserve room for 17.
+  if (list === undefined) index.set(key, [node]);
+  else insertBySeq(list, node);
+}
+
 /**
- * An in-memory session DAG: nodes by id plus the two indexes history
- * selection needs — the call tree (`caller` → nodes that ran inside it) and
- * the spine (`predecessor` → nodes that came after it). Built by
- * `SessionNodeWriter.load()`, or directly from nodes for tests and for the
- * no-SQLite case.
+ * An in-memory session DAG: nodes by id in `seq` order, plus the two
+ * indexes history selection and branches need — the call tree (`caller` →
+ * nodes that ran inside it) and the spine (`predecessor` → nodes that came
+ * after it). Built by `SessionNodeWriter.load()`, or directly from nodes
+ * for tests and for the no-SQLite case.
+ *
+ * The two indexes are built on first use and kept current from then on: a
+ * graph that only stores nodes (the in-memory store's) never pays for them.
  *
  * @example
  * ```ts
@@ -33,10 +44,22 @@ function insertBySeq(list: SessionNode[], node: SessionNode): void {
  * ```
  */
 export class SessionGraph {
+  /** Nodes by id, in insertion order: `seq` order unless {@link outOfOrder}. */
   private readonly byId = new Map<string, SessionNode>();
-  private readonly ordered: SessionNode[] = [];
-  private readonly byCaller = new Map<string | null, SessionNode[]>();
-  private readonly bySuccessor = new Map<string, SessionNode[]>();
+  /** True once a node was added with a lower `seq` than the last one. */
+  private outOfOrder = false;
+  private lastSeq = -Infinity;
+  /** The nodes in `seq` order, made by {@link all} when asked; dropped by every change. */
+  private ordered: SessionNode[] | undefined;
+  /** Nodes by caller; undefined until {@link childrenOf} or {@link tips} first needs it. */
+  private byCaller: Map<string | null, SessionNode[]> | undefined;
+  /**
+   * Nodes by the id of their predecessor; undefined until first needed.
+   * Nearly every node has exactly one successor, so a single node is kept
+   * as is and a list is made only at a fork: one list per node would be
+   * most of the index's memory.
+   */
+  private bySuccessor: Map<string, SessionNode | SessionNode[]> | undefined;
 
   /** @param nodes the session's nodes, ideally in `seq` order. */
   constructor(nodes: Iterable<SessionNode> = []) {
@@ -60,15 +83,11 @@ export class SessionGraph {
   add(node: SessionNode): boolean {
     if (this.byId.has(node.id)) return false;
     this.byId.set(node.id, node);
-    insertBySeq(this.ordered, node);
-    let siblings = this.byCaller.get(node.caller);
-    if (siblings === undefined) this.byCaller.set(node.caller, (siblings = []));
-    insertBySeq(siblings, node);
-    if (node.predecessor !== null) {
-      let successors = this.bySuccessor.get(node.predecessor);
-      if (successors === undefined) this.bySuccessor.set(node.predecessor, (successors = []));
-      insertBySeq(successors, node);
-    }
+    if (node.seq < this.lastSeq) this.outOfOrder = true;
+    else this.lastSeq = node.seq;
+    this.ordered = undefined;
+    if (this.byCaller !== undefined) addToList(this.byCaller, node.caller, node);
+    if (this.bySuccessor !== undefined) addSuccessor(this.bySuccessor, node);
     return true;
   }
 
@@ -82,16 +101,21 @@ export class SessionGraph {
       this.add(node);
       return;
     }
+    // Setting an existing key keeps its place in the map's order.
     this.byId.set(node.id, node);
+    this.ordered = undefined;
     const swap = (list: SessionNode[] | undefined): void => {
       if (list === undefined) return;
       // Updates almost always hit recent nodes: search from the end.
       const index = list.lastIndexOf(previous);
       if (index >= 0) list[index] = node;
     };
-    swap(this.ordered);
-    swap(this.byCaller.get(previous.caller));
-    if (previous.predecessor !== null) swap(this.bySuccessor.get(previous.predecessor));
+    swap(this.byCaller?.get(previous.caller));
+    if (previous.predecessor !== null && this.bySuccessor !== undefined) {
+      const successors = this.bySuccessor.get(previous.predecessor);
+      if (successors === previous) this.bySuccessor.set(previous.predecessor, node);
+      else if (Array.isArray(successors)) swap(successors);
+    }
   }
 
   /** The node with this id, if any. */
@@ -106,17 +130,25 @@ export class SessionGraph {
 
   /** Every node in `seq` order. */
   all(): readonly SessionNode[] {
+    if (this.ordered === undefined) {
+      const nodes = [...this.byId.values()];
+      // A stable sort: nodes of equal seq keep the order they were added in.
+      if (this.outOfOrder) nodes.sort((a, b) => a.seq - b.seq);
+      this.ordered = nodes;
+    }
     return this.ordered;
   }
 
   /** Nodes that ran directly inside the call `callerId` (null: top-level nodes), in `seq` order. */
   childrenOf(callerId: string | null): readonly SessionNode[] {
-    return this.byCaller.get(callerId) ?? EMPTY;
+    return this.callerIndex().get(callerId) ?? EMPTY;
   }
 
   /** Nodes whose `predecessor` is `id`, in `seq` order (more than one means a fork). */
   successorsOf(id: string): readonly SessionNode[] {
-    return this.bySuccessor.get(id) ?? EMPTY;
+    const successors = this.successorIndex().get(id);
+    if (successors === undefined) return EMPTY;
+    return Array.isArray(successors) ? successors : [successors];
   }
 
   /**
@@ -149,6 +181,37 @@ export class SessionGraph {
    * `predecessor`, in `seq` order.
    */
   tips(): SessionNode[] {
-    return this.childrenOf(null).filter((node) => this.successorsOf(node.id).length === 0);
+    const successors = this.successorIndex();
+    return this.childrenOf(null).filter((node) => !successors.has(node.id));
+  }
+
+  private callerIndex(): Map<string | null, SessionNode[]> {
+    if (this.byCaller === undefined) {
+      // From the seq-ordered list, so every list comes out in seq order.
+      this.byCaller = new Map();
+      for (const node of this.all()) addToList(this.byCaller, node.caller, node);
+    }
+    return this.byCaller;
+  }
+
+  private successorIndex(): Map<string, SessionNode | SessionNode[]> {
+    if (this.bySuccessor === undefined) {
+      this.bySuccessor = new Map();
+      for (const node of this.all()) addSuccessor(this.bySuccessor, node);
+    }
+    return this.bySuccessor;
+  }
+}
+
+/** Indexes `node` under its predecessor: as is when it is the only successor, in a list from the second on. */
+function addSuccessor(index: Map<string, SessionNode | SessionNode[]>, node: SessionNode): void {
+  if (node.predecessor === null) return;
+  const successors = index.get(node.predecessor);
+  if (successors === undefined) index.set(node.predecessor, node);
+  else if (Array.isArray(successors)) insertBySeq(successors, node);
+  else {
+    const fork = [successors];
+    insertBySeq(fork, node);
+    index.set(node.predecessor, fork);
   }
 }
