@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { AsyncResource } from "node:async_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { currentChain, depthOf, runInFrame, withFrameData } from "./call-chain";
+import { findTailCycle } from "./cycle";
 import type { Frame } from "./frame";
 
 interface CallTree {
@@ -110,36 +111,54 @@ const SCHEDULE = {
 
 const detachedTreeOfDepth = (depth: number): fc.Arbitrary<DetachedTree> =>
   fc.record({
-    fn: fc.integer({ min: 0, max: FUNCTIONS - 1 }),
+    // Three of the four functions: repeats (recursion, cycles) come often enough to test the refusals.
+    fn: fc.integer({ min: 0, max: FUNCTIONS - 2 }),
     async: fc.boolean(),
-    thrown: fc.constantFrom<Thrown>("nothing", "nothing", "error", "undefined", "string", "null"),
-    throwsFirst: fc.boolean(),
+    thrown: fc.constantFrom<Thrown>("nothing", "nothing", "nothing", "nothing", "error", "undefined", "string", "null"),
+    throwsFirst: fc.constantFrom(false, false, false, true),
     children:
       depth === 0
         ? fc.constant([])
         : fc.array(
             fc.record({
-              start: fc.constantFrom<Start>("inline", "inline", ...(Object.keys(SCHEDULE) as Start[])),
+              start: fc.constantFrom<Start>("inline", "inline", "inline", "inline", ...(Object.keys(SCHEDULE) as Start[])),
               bound: fc.boolean(),
               tree: detachedTreeOfDepth(depth - 1),
             }),
-            { maxLength: 3 },
+            // At least one child near the root, so chains get deep enough to reach every limit.
+            { minLength: depth > 3 ? 1 : 0, maxLength: 2 },
           ),
   });
-const detachedTree = detachedTreeOfDepth(5);
+const detachedTree = detachedTreeOfDepth(7);
 
 /** One call of a tree: the calls it was started from (finished or not), and whether it still runs. */
 interface Invocation {
   readonly frame: Frame;
   readonly ancestors: readonly Invocation[];
   running: boolean;
+  entered?: boolean;
+}
+
+/** Small enough for random trees to reach every limit. */
+const LIMITS = { recursionLimit: 2, maxCycleRepeats: 1, maxChainDepth: 4 };
+
+/** The guard error entering `chain`'s last frame must raise, given the frames truly running before it. */
+function refusalOf(chain: readonly Frame[]): string | undefined {
+  const key = chain[chain.length - 1].key;
+  const sameKey = chain.filter((frame) => frame.key === key).length;
+  if (sameKey > LIMITS.recursionLimit) return "RecursionError";
+  if (chain.length > LIMITS.maxChainDepth) return "ChainDepthError";
+  const repeats = LIMITS.maxCycleRepeats + 1;
+  if (sameKey >= repeats && findTailCycle(chain.map((frame) => frame.key), repeats) > 0) return "CycleError";
+  return undefined;
 }
 
 /**
  * Runs detached trees and compares the guard's view with the truth kept
  * here: a call runs from the moment its function starts until it returns, or
  * until its promise is seen to settle (a reaction registered just before the
- * guard's own, so both see it at the same moment).
+ * guard's own, so both see it at the same moment). Every refusal (recursion,
+ * chain depth, cycle) must be the one the running calls imply, and no other.
  */
 class DetachedRun {
   readonly mismatches: string[] = [];
@@ -165,9 +184,11 @@ class DetachedRun {
     const end = (): void => {
       invocation.running = false;
     };
+    const expected = refusalOf([...invocation.ancestors.filter((call) => call.running).map((call) => call.frame), invocation.frame]);
     try {
       const result = runInFrame(invocation.frame, () => {
         invocation.running = true;
+        invocation.entered = true;
         if (!tree.async) {
           try {
             return this.syncBody(tree, invocation);
@@ -178,10 +199,14 @@ class DetachedRun {
         const promise = this.asyncBody(tree, invocation);
         void promise.then(end, end);
         return promise;
-      });
+      }, LIMITS);
+      if (expected !== undefined) this.mismatches.push(`entered ${invocation.frame.name}, expected ${expected}`);
       return result instanceof Promise ? result.catch(() => undefined) : result;
-    } catch {
-      return undefined; // an injected throw or a guard refusal
+    } catch (error) {
+      // An injected throw (the call was entered), or a guard refusal the model must have predicted.
+      const outcome = invocation.entered ? "entered" : (error as Error).name;
+      if (outcome !== (expected ?? "entered")) this.mismatches.push(`${invocation.frame.name}: ${outcome}, expected ${expected ?? "entered"}`);
+      return undefined;
     }
   }
 

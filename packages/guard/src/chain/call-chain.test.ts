@@ -462,6 +462,24 @@ describe("active frames: a finished call no longer counts", () => {
     expect(depths.slice(1).every((depth) => depth === 2)).toBe(true);
   });
 
+  it("counts maxChainDepth exactly once outer calls finished under a detached inner call", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inner!: Promise<string[]>;
+    // A → B → C, where A and B return at once and C keeps running.
+    runInFrame(A, () =>
+      runInFrame(B, () => {
+        inner = runInFrame(frameOf("C"), async () => {
+          await held;
+          // Only C is active: two more levels fit under maxChainDepth 3.
+          return runInFrame(A, () => runInFrame(B, () => currentChain().map((f) => f.name), { maxChainDepth: 3 }), { maxChainDepth: 3 });
+        });
+      }),
+    );
+    release();
+    expect(await inner).toEqual(["C", "A", "B"]);
+  });
+
   it("returns a derived promise that settles like fn's, and leaves other thenables untouched", async () => {
     const value = { answer: 42 };
     await expect(runInFrame(A, async () => value)).resolves.toBe(value);

@@ -53,8 +53,8 @@ export const DEFAULT_MAX_CHAIN_DEPTH = CHAIN_DEPTH;
  * may still be the store of continuations it scheduled (a timer, a detached
  * `.then`); they see it, but it no longer counts. A new frame link points to
  * the nearest link still active, and every walk that enters a frame unlinks
- * the finished links it passes, so a poller that re-arms itself forever holds
- * a chain no longer than its active frames (plus the link it runs in).
+ * the finished links it passes, so the chain of a poller that re-arms itself
+ * forever never grows.
  */
 interface ChainNode {
   /** Undefined for data-only links made by {@link withFrameData}. */
@@ -62,6 +62,8 @@ interface ChainNode {
   readonly frame: Frame | undefined;
   /** The nearest active frame link when this one was made; finished links are unlinked as walks pass them. */
   parent: ChainNode | undefined;
+  /** Active frames on the chain when this link was made, itself included (data-only links: its parent's). */
+  readonly size: number;
   /** True while the frame's function runs; always false for data-only links. */
   active: boolean;
   readonly deny: readonly string[] | undefined;
@@ -81,8 +83,7 @@ const EMPTY: readonly Frame[] = Object.freeze([]);
 export function currentChain(): readonly Frame[] {
   const node = storage.getStore();
   if (node === undefined) return EMPTY;
-  let count = 0;
-  for (let n: ChainNode | undefined = node; n !== undefined; n = n.parent) if (n.active) count++;
+  const count = activeFrames(node);
   if (count === 0) return EMPTY;
   const cached = node.frames;
   // Links only ever finish, never revive: the same count means the same frames.
@@ -170,36 +171,45 @@ export function runInFrame<A extends unknown[], R>(
     if (options.data !== undefined) data = options.data;
   }
 
-  // One walk counts the active frames (all of them, and this function's) and
-  // unlinks the finished ones it passes, so the new link's parent chain holds
-  // active links only.
+  // The new link's parent is the nearest active link; one walk counts this
+  // function's active frames and unlinks the finished links it passes, so the
+  // parent's chain holds active links only.
   const key = frame.key;
-  let parent: ChainNode | undefined;
-  let size = 1;
+  let parent = current;
+  if (parent !== undefined && !parent.active) {
+    let n = parent.parent;
+    while (n !== undefined && !n.active) n = n.parent;
+    parent.parent = n;
+    parent = n;
+  }
   let sameKey = 1;
-  if (current !== undefined) {
-    let kept = current;
-    if (current.active) {
-      parent = current;
-      size++;
-      if (current.key === key) sameKey++;
-    }
-    for (let n = current.parent; n !== undefined; n = n.parent) {
-      if (!n.active) continue;
-      if (kept.parent !== n) kept.parent = n;
-      kept = n;
-      parent ??= n;
-      size++;
+  if (parent !== undefined) {
+    if (parent.key === key) sameKey = 2;
+    let previous = parent;
+    let n = parent.parent;
+    while (n !== undefined) {
+      if (!n.active) {
+        // Rare: a run of finished links (a detached call outlived its callers). Unlink it for good.
+        do {
+          n = n.parent;
+        } while (n !== undefined && !n.active);
+        previous.parent = n;
+        if (n === undefined) break;
+      }
       if (n.key === key) sameKey++;
+      previous = n;
+      n = n.parent;
     }
-    if (kept.parent !== undefined) kept.parent = undefined;
   }
   if (sameKey > recursionLimit) throw new RecursionError(frame.name, sameKey, recursionLimit);
+  // `size` of a link counts the active frames when it was made: an upper bound later, exact after a recount.
+  let size = parent === undefined ? 1 : parent.size + 1;
+  if (size > maxChainDepth && parent !== undefined) size = activeFrames(parent) + 1;
   if (size > maxChainDepth) throw new ChainDepthError(frame.name, size, maxChainDepth);
   const repeats = maxCycleRepeats + 1;
-  if (sameKey >= repeats && parent !== undefined) checkCycle(parent, size - 1, frame, repeats);
+  if (sameKey >= repeats && parent !== undefined) checkCycle(parent, frame, repeats);
 
-  const node: ChainNode = { key, frame, parent, active: true, deny, data, frames: undefined };
+  const node: ChainNode = { key, frame, parent, size, active: true, deny, data, frames: undefined };
   let result: R;
   try {
     result = args.length === 0 ? storage.run(node, fn as () => R) : storage.run(node, fn, ...args);
@@ -230,9 +240,9 @@ function settleThrough<T>(node: ChainNode, promise: Promise<T>): Promise<T> {
   );
 }
 
-/** `parent` is active and its parent chain holds active links only (`size` of them with it). */
-function checkCycle(parent: ChainNode, size: number, frame: Frame, repeats: number): void {
-  const frames = [...materialise(parent, size), frame];
+/** Rare path: `frame`'s function already has `repeats - 1` active frames under `parent`. */
+function checkCycle(parent: ChainNode, frame: Frame, repeats: number): void {
+  const frames = [...materialise(parent, activeFrames(parent)), frame];
   const period = findTailCycle(
     frames.map((f) => f.key),
     repeats,
@@ -243,6 +253,13 @@ function checkCycle(parent: ChainNode, size: number, frame: Frame, repeats: numb
       repeats,
     );
   }
+}
+
+/** How many active frames are reachable from `node`. */
+function activeFrames(node: ChainNode): number {
+  let count = 0;
+  for (let n: ChainNode | undefined = node; n !== undefined; n = n.parent) if (n.active) count++;
+  return count;
 }
 
 /** The `count` active frames reachable from `node`, outermost first. */
@@ -267,6 +284,7 @@ export function withFrameData<A extends unknown[], R>(data: unknown, fn: (...arg
     frame: undefined,
     // A data-only link never counts, so links made under it skip it: chains hold frames only.
     parent: current === undefined || current.frame !== undefined ? current : current.parent,
+    size: current === undefined ? 0 : current.size,
     active: false,
     deny: current?.deny,
     data,
