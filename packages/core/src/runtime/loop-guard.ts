@@ -28,29 +28,41 @@ export class LoopGuard {
   /** Highest count bucket (count / 10) already reported per warning key. */
   private readonly reported = new Map<string, number>();
 
+  readonly config: LoopDetectionConfig;
+
   constructor(
     private readonly execution: Execution,
     private readonly events: RunEvents,
     settings: ResolvedLoopDetection,
   ) {
     this.config = settings.config;
-    this.detector = settings.config.enabled ? new ToolLoopDetector(settings.config) : undefined;
+    this.detector = settings.detector();
     this.compaction = new PostCompactionGuard(settings.config.postCompactionGuard, { enabled: settings.userEnabled });
   }
-
-  readonly config: LoopDetectionConfig;
 
   /**
    * Resolves the runtime's global settings with the agent's overrides, field
    * by field. Detection is ON unless one of them says `enabled: false`.
    */
   static resolve(global: LoopDetectionOptions | undefined, perAgent: LoopDetectionOptions | undefined): ResolvedLoopDetection {
-    const enabled = perAgent?.enabled ?? global?.enabled ?? true;
+    const userEnabled = perAgent?.enabled ?? global?.enabled;
+    // On unless said otherwise: the Runtime's default, unlike the standalone detector's.
+    const base = userEnabled === undefined ? { ...global, enabled: true } : global;
+    const config = resolveLoopDetectionConfig(base, perAgent);
     return {
-      config: { ...resolveLoopDetectionConfig(global, perAgent), enabled },
-      userEnabled: perAgent?.enabled ?? global?.enabled,
+      config,
+      userEnabled,
+      // A detector per loop (a server may run thousands of one agent's loops at once); building one from a
+      // resolved config skips the checks, so it costs a few small allocations.
+      detector: () => (config.enabled ? new ToolLoopDetector(config) : undefined),
     };
   }
+
+  /** Forgets this loop's window (the loop has ended). */
+  dispose(): void {
+    this.detector?.endRun(this.runId);
+  }
+
 
   /**
    * Checks a call before it runs. A warning is logged, emitted and queued
@@ -153,6 +165,8 @@ export interface ResolvedLoopDetection {
   readonly config: LoopDetectionConfig;
   /** `enabled` exactly as the user gave it (the post-compaction guard follows it). */
   readonly userEnabled: boolean | undefined;
+  /** Builds the detector of one loop (undefined when detection is off). */
+  readonly detector: () => ToolLoopDetector | undefined;
 }
 
 let scratchDetector: ToolLoopDetector | undefined;

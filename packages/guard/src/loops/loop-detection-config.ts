@@ -52,7 +52,12 @@ export interface LoopDetectionToolOverride {
 export interface LoopDetectionConfig {
   /** Master switch of the rolling-history detectors. @default false */
   enabled: boolean;
-  /** Recorded calls kept per run; detectors see only this window. @default 30 */
+  /**
+   * Recorded calls kept per run; detectors see only this window. Raised to
+   * at least `globalCircuitBreakerThreshold` (and `unknownToolThreshold`), so
+   * a small window never switches a detector off.
+   * @default 30
+   */
   historySize: number;
   /** Repetitions before a warning. @default 10 */
   warningThreshold: number;
@@ -228,6 +233,9 @@ function pickList(
   return [...DEFAULT_LOOP_DETECTION_CONFIG[field]];
 }
 
+/** Configs returned by {@link resolveLoopDetectionConfig} (frozen, so they cannot change after the check). */
+const RESOLVED = new WeakSet<object>();
+
 /**
  * Resolves the loop-detection settings of one agent: the per-agent options
  * overlay the global ones field by field (nested `detectors` and
@@ -268,6 +276,8 @@ export function resolveLoopDetectionConfig(
   global?: LoopDetectionOptions,
   perAgent?: LoopDetectionOptions,
 ): LoopDetectionConfig {
+  // A config this function produced is already checked and complete (a detector built per loop from one).
+  if (perAgent === undefined && global !== undefined && RESOLVED.has(global)) return global as LoopDetectionConfig;
   checkLoopDetectionOptions(global);
   checkLoopDetectionOptions(perAgent);
   const layers = [perAgent, global] as const;
@@ -293,7 +303,7 @@ export function resolveLoopDetectionConfig(
   // The window must hold as many calls as the largest threshold, or that detector can never fire.
   const historySize = Math.max(pickNumber("historySize", layers), globalCircuitBreakerThreshold, unknownToolThreshold);
 
-  return {
+  const config: LoopDetectionConfig = {
     enabled: enabledSetting ?? DEFAULT_LOOP_DETECTION_CONFIG.enabled,
     historySize,
     warningThreshold,
@@ -313,6 +323,10 @@ export function resolveLoopDetectionConfig(
     volatileKeys: pickList("volatileKeys", layers),
     toolOverrides: mergeToolOverrides(global?.toolOverrides, perAgent?.toolOverrides),
   };
+  Object.freeze(config.detectors);
+  Object.freeze(config.postCompactionGuard);
+  RESOLVED.add(Object.freeze(config));
+  return config;
 }
 
 /** Overrides by tool name, the agent's entry winning; entries left `undefined` are not set. */
