@@ -114,7 +114,10 @@ export class ToolLoopDetector {
   private readonly argsHashes = new Map<string, Map<string, string>>();
   private lastRunKey: string | undefined;
 
-  /** @param config partial settings, resolved with {@link resolveLoopDetectionConfig} (detection is off unless `enabled: true`). */
+  /**
+   * @param config partial settings, resolved with {@link resolveLoopDetectionConfig} (detection is off unless `enabled: true`).
+   * @throws {TypeError} on an unknown option or a value of the wrong type, as {@link resolveLoopDetectionConfig} does
+   */
   constructor(config: LoopDetectionOptions = {}) {
     this.config = resolveLoopDetectionConfig(config);
     this.pollTools = new Set(this.config.pollTools);
