@@ -325,6 +325,14 @@ export function resolveLoopDetectionConfig(
   };
   Object.freeze(config.detectors);
   Object.freeze(config.postCompactionGuard);
+  Object.freeze(config.pollTools);
+  Object.freeze(config.volatileKeys);
+  for (const override of Object.values(config.toolOverrides)) {
+    // The override objects are copies; their lists are still the caller's, so freeze copies of those.
+    if (override.volatileKeys !== undefined) override.volatileKeys = Object.freeze([...override.volatileKeys]);
+    Object.freeze(override);
+  }
+  Object.freeze(config.toolOverrides);
   RESOLVED.add(Object.freeze(config));
   return config;
 }
