@@ -122,7 +122,8 @@ export function checkLoopDetection(owner: string, settings: LoopDetectionOptions
   try {
     resolveLoopDetectionConfig(settings);
   } catch (error) {
-    if (error instanceof TypeError) throw new TypeError(`Invalid ${owner} option loopDetection: ${error.message}`, { cause: error });
+    // The guard's message already names the loopDetection option ("Invalid loopDetection option 'enabled': …"): say whose it is.
+    if (error instanceof TypeError) throw new TypeError(`${error.message} (in the ${owner} options)`, { cause: error });
     throw error;
   }
 }
