@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { currentFrameData } from "@rein/guard";
 import type { Context } from "../context/context";
 import type { Execution } from "../runtime/execution";
@@ -88,9 +89,15 @@ export function currentSignal(): AbortSignal | undefined {
 let idPrefix: string | undefined;
 let idCounter = 0;
 
-/** A process-unique node id: random per process, counted within it. */
+/**
+ * A node id unique across processes and machines: 128 random bits per
+ * process (from the system's CSPRNG, drawn on first use, so a forked or
+ * restarted process draws its own), then a counter within the process. Two
+ * processes share a prefix with probability about n²/2¹²⁹ — never, in
+ * practice — so one session can take nodes from any number of writers.
+ */
 export function newNodeId(): string {
-  idPrefix ??= `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 8)}-`;
+  idPrefix ??= `${randomBytes(16).toString("base64url")}-`;
   return idPrefix + (++idCounter).toString(36);
 }
 
