@@ -40,7 +40,7 @@ export const sessionStoreOptionsSchema = optionsSchema<SessionStoreOptions>("Ses
   shutdownFlush: boolean,
   busyTimeoutMs: rule(
     "a non-negative number of milliseconds",
-    (value) => typeof value === "number" && value >= 0 && !Number.isNaN(value),
+    (value) => typeof value === "number" && Number.isFinite(value) && value >= 0,
     "number",
   ),
 });
