@@ -75,6 +75,11 @@ export {
   SessionExistsError,
   SessionNodeNotFoundError,
   SessionStoreClosedError,
+  SessionStoreBusyError,
+  SessionStoreReadOnlyError,
+  SessionStoreDirectoryError,
+  SessionStoreDiskFullError,
+  SessionNodeConflictError,
 } from "@rein/core";
 export type {
   AgentOptions,

@@ -8,6 +8,7 @@ export type {
   ExportGraphOptions,
   SessionNodeUpdate,
   SessionWriteOperation,
+  SessionCommitResult,
 } from "./session-store-like";
 export { SessionStore } from "./session-store";
 export type { SessionStoreOptions } from "./session-store";
@@ -27,4 +28,9 @@ export {
   SessionExistsError,
   SessionNodeNotFoundError,
   SessionStoreClosedError,
+  SessionStoreBusyError,
+  SessionStoreReadOnlyError,
+  SessionStoreDirectoryError,
+  SessionStoreDiskFullError,
+  SessionNodeConflictError,
 } from "./session-errors";

@@ -1,4 +1,6 @@
 import { SystemFailureError } from "@rein/guard";
+import { dirname } from "node:path";
+import { userInfo } from "node:os";
 
 /**
  * Base of every session-store failure: a system failure
@@ -207,5 +209,164 @@ export class SessionStoreClosedError extends SessionStoreError {
 
   constructor(location: string) {
     super(`Session store '${location}' is closed. Open a new SessionStore({ path: '${location}' }) to use it again.`, location);
+  }
+}
+
+/**
+ * Another connection (this process or another one) held the database's
+ * write lock for longer than the store waits. Nothing was written; the
+ * store keeps working, so the same call can simply be retried.
+ *
+ * @example
+ * ```ts
+ * err.message; // "Session store 'a.db' is locked by another connection: gave up after 20 ms. Nothing was written; retry later (SessionStore.commitWithRetry waits up to { busyTimeoutMs } without blocking), or find the process that keeps 'a.db' locked."
+ * ```
+ */
+export class SessionStoreBusyError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreBusyError");
+  }
+
+  /** How long the store waited for the lock, in milliseconds. */
+  readonly waitedMs: number;
+
+  constructor(location: string, waitedMs: number, options?: { cause?: unknown }) {
+    super(
+      `Session store '${location}' is locked by another connection: gave up after ${Math.round(waitedMs)} ms. ` +
+        `Nothing was written; retry later (SessionStore.commitWithRetry waits up to { busyTimeoutMs } without blocking), ` +
+        `or find the process that keeps '${location}' locked.`,
+      location,
+      options,
+    );
+    this.waitedMs = waitedMs;
+  }
+}
+
+/**
+ * The database file, or the directory that holds it, cannot be written by
+ * this process (permissions, a read-only mount). SQLite needs to write
+ * both: the file, and its `-wal` / `-shm` companions beside it.
+ *
+ * @example
+ * ```ts
+ * err.target; // "directory"
+ * ```
+ */
+export class SessionStoreReadOnlyError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreReadOnlyError");
+  }
+
+  /** What cannot be written: the database `"file"` or its `"directory"`. */
+  readonly target: "file" | "directory";
+
+  constructor(location: string, target: "file" | "directory", reason: string, options?: { cause?: unknown }) {
+    const what = target === "file" ? `the file '${location}'` : `its directory '${dirname(location)}'`;
+    super(
+      `Session store '${location}' cannot be written: ${what} is read-only for this process (${reason}). ` +
+        `Nothing was written: make ${target === "file" ? "the file" : "the directory"} writable by user ${userName()}, or pass another { path } to SessionStore.`,
+      location,
+      options,
+    );
+    this.target = target;
+  }
+}
+
+/**
+ * The directory for the database cannot be made or opened: a parent path is
+ * a file, or this process may not create it.
+ *
+ * @example
+ * ```ts
+ * err.message; // "Cannot create the directory of session store '/app/data/sessions.db': '/app/data' is a file (EEXIST). Move that file aside, or pass another { path } to SessionStore."
+ * ```
+ */
+export class SessionStoreDirectoryError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreDirectoryError");
+  }
+
+  /** The system error code (`ENOTDIR`, `EEXIST`, `EACCES`, `EPERM`, `EROFS`, …). */
+  readonly code: string;
+
+  constructor(location: string, problem: string, code: string, options?: { cause?: unknown }) {
+    const remedy =
+      code === "EACCES" || code === "EPERM" || code === "EROFS"
+        ? `create it beforehand with access for user ${userName()}`
+        : "move that file aside";
+    super(
+      `Cannot create the directory of session store '${location}': ${problem} (${code}). ` +
+        `Nothing was written: ${remedy}, or pass another { path } to SessionStore.`,
+      location,
+      options,
+    );
+    this.code = code;
+  }
+}
+
+/**
+ * The disk (or the file system's quota) is full. The transaction was rolled
+ * back and nothing of it was stored; the store keeps working, and a writer
+ * keeps its batch, so the same writes commit once space is freed.
+ *
+ * @example
+ * ```ts
+ * err.message; // "Session store 'a.db' could not write: the disk is full. Nothing of this commit was stored and the batch is kept: free space on the disk that holds 'a.db', then retry."
+ * ```
+ */
+export class SessionStoreDiskFullError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionStoreDiskFullError");
+  }
+
+  constructor(location: string, options?: { cause?: unknown }) {
+    super(
+      `Session store '${location}' could not write: the disk is full. ` +
+        `Nothing of this commit was stored and the batch is kept: free space on the disk that holds '${location}', then retry.`,
+      location,
+      options,
+    );
+  }
+}
+
+/**
+ * A commit appended a node under an id that another, different node of the
+ * session already has. Nothing of the commit was stored. (The same node sent
+ * again — same role, name, caller, predecessor and creation time — is
+ * harmless and ignored.)
+ *
+ * @example
+ * ```ts
+ * err.nodeId; // "n1"
+ * ```
+ */
+export class SessionNodeConflictError extends SessionStoreError {
+  static {
+    this.defineErrorName("SessionNodeConflictError");
+  }
+
+  /** The session written to. */
+  readonly sessionId: string;
+  /** The id both nodes have. */
+  readonly nodeId: string;
+
+  constructor(sessionId: string, nodeId: string, location: string) {
+    super(
+      `Node id '${nodeId}' is already taken by another node in session '${sessionId}' (session store '${location}'). ` +
+        `Nothing of this commit was stored: give each node its own id (the runtime uses 128-bit random ids).`,
+      location,
+    );
+    this.sessionId = sessionId;
+    this.nodeId = nodeId;
+  }
+}
+
+function userName(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  try {
+    const name = userInfo().username;
+    return uid === undefined ? name : `${name} (uid ${uid})`;
+  } catch {
+    return uid === undefined ? "of this process" : `uid ${uid}`;
   }
 }

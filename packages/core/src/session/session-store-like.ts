@@ -101,6 +101,19 @@ export type SessionWriteOperation =
   | { readonly kind: "update"; readonly id: string; readonly fields: SessionNodeUpdate };
 
 /**
+ * What a {@link SessionStoreLike.commit} did.
+ * @example
+ * ```ts
+ * const { seqs } = store.commit("s1", operations);
+ * seqs.get("n1"); // the seq node n1 was stored with
+ * ```
+ */
+export interface SessionCommitResult {
+  /** The `seq` each node appended by this commit was stored with, by id (nodes already stored are absent). */
+  readonly seqs: ReadonlyMap<string, number>;
+}
+
+/**
  * What a session store provides: both {@link SessionStore} (SQLite) and
  * {@link InMemorySessionStore} implement it, and a writer works with either.
  *
@@ -141,9 +154,12 @@ export interface SessionStoreLike {
   hasNode(sessionId: string, nodeId: string): boolean;
   /**
    * Applies the operations in one transaction: appends are idempotent on id
-   * (the first write wins), updates merge metadata.
+   * (the first write wins), updates merge metadata. The `seq` of each
+   * appended node is allocated INSIDE the write transaction (the `seq` a
+   * writer proposes is only a hint), so writers in several processes never
+   * give two nodes one `seq`; the result says which `seq` each node got.
    */
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): void;
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult;
   /** Commits the pending batches of every writer on this store. */
   flush(): void;
   /**

@@ -1,12 +1,12 @@
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
-import Database from "libsql";
 import type { SessionNode, SessionNodeRole } from "./session-node";
 import type {
   ExportGraphOptions,
   SessionBranch,
+  SessionCommitResult,
   SessionCreateOptions,
   SessionInfo,
   SessionStoreLike,
@@ -18,17 +18,24 @@ import { renderSessionGraph } from "./export-graph";
 import {
   ForeignDatabaseError,
   SessionExistsError,
+  SessionNodeConflictError,
   SessionNodeNotFoundError,
   SessionNotFoundError,
   SessionSchemaVersionError,
+  SessionStoreBusyError,
   SessionStoreClosedError,
   SessionStoreCorruptError,
+  SessionStoreDirectoryError,
+  SessionStoreDiskFullError,
   SessionStoreError,
+  SessionStoreReadOnlyError,
 } from "./session-errors";
-import { REIN_APPLICATION_ID, SESSION_MIGRATIONS, SESSION_SCHEMA_VERSION } from "./session-schema";
+import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
 import { flushPendingWriters } from "./writer-registry";
 import { nodeJsonOf } from "./node-json";
 import { installShutdownFlush } from "./shutdown-flush";
+import { SqliteCallFailure, SqliteConnection, SqliteWorkerGone } from "./sqlite-connection";
+import type { EncodedOperation, SqliteFailure } from "./sqlite-session-worker";
 import {
   checkCreateSessionArguments,
   checkNodeId,
@@ -58,20 +65,20 @@ export interface SessionStoreOptions {
    */
   shutdownFlush?: boolean;
   /**
-   * Milliseconds to wait for another connection's write lock.
+   * Milliseconds {@link SessionStore.commitWithRetry} keeps retrying while
+   * another connection holds the write lock, without blocking the event
+   * loop. A synchronous call (`createSession`, `setHead`, `commit`, …) waits
+   * one short attempt (at most {@link BUSY_ATTEMPT_MS}) and then throws
+   * {@link SessionStoreBusyError}.
    * @default 5000
    */
   busyTimeoutMs?: number;
 }
 
+/** The longest a synchronous call waits for another connection's write lock, in ms. */
+export const BUSY_ATTEMPT_MS = 20;
+
 type Row = unknown[];
-type Statement = Database.Statement;
-
-const CORRUPT_CODES = new Set(["SQLITE_NOTADB", "SQLITE_CORRUPT"]);
-
-function isCorruption(error: unknown): boolean {
-  return typeof error === "object" && error !== null && CORRUPT_CODES.has(String((error as { code?: unknown }).code));
-}
 
 function encode(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
@@ -80,17 +87,6 @@ function encode(value: unknown): string | null {
 function decode(text: unknown): unknown {
   return text === null || text === undefined ? undefined : JSON.parse(String(text));
 }
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-const NODE_COLUMNS = "id, seq, created_at, role, name, input, output, caller, predecessor, metadata";
 
 function nodeFromRow(row: Row): SessionNode {
   return {
@@ -107,10 +103,6 @@ function nodeFromRow(row: Row): SessionNode {
   };
 }
 
-const SESSION_COLUMNS =
-  "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, " +
-  "(SELECT count(*) FROM rein_nodes n WHERE n.session_id = s.id)";
-
 function sessionFromRow(row: Row): SessionInfo {
   return {
     id: String(row[0]),
@@ -124,10 +116,60 @@ function sessionFromRow(row: Row): SessionInfo {
   };
 }
 
+/** An operation as the worker takes it: plain values and JSON text only. */
+function encodeOperation(operation: SessionWriteOperation): EncodedOperation {
+  if (operation.kind === "append") {
+    const node = operation.node;
+    const json = nodeJsonOf(operation);
+    const status = node.metadata["status"];
+    return [
+      "a",
+      node.id,
+      node.createdAt,
+      node.role,
+      node.name,
+      json?.input ?? encode(node.input),
+      json?.output ?? encode(node.output),
+      node.caller,
+      node.predecessor,
+      json?.metadata ?? JSON.stringify(node.metadata),
+      typeof status === "string" ? status : null,
+    ];
+  }
+  const { fields } = operation;
+  let set: Record<string, unknown> | null = null;
+  let remove: string[] | null = null;
+  if (fields.metadata !== undefined) {
+    for (const key of Object.keys(fields.metadata)) {
+      const value = fields.metadata[key];
+      if (value === undefined) (remove ??= []).push(key);
+      else (set ??= {})[key] = value;
+    }
+  }
+  return [
+    "u",
+    operation.id,
+    fields.name ?? null,
+    "input" in fields,
+    "input" in fields ? encode(fields.input) : null,
+    "output" in fields,
+    "output" in fields ? encode(fields.output) : null,
+    set === null ? null : JSON.stringify(set),
+    remove,
+  ];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
 /**
  * The persistent session store: an embedded SQLite database (through
  * `libsql`) in WAL mode, so other connections and processes read committed
  * nodes while one writes. The schema is versioned in `rein_migrations`.
+ *
+ * The connection lives in a worker thread of its own (see
+ * `sqlite-session-worker.ts`): calls stay synchronous, a store waits for a
+ * lock without blocking the event loop for long, and `close()` releases
+ * every file handle at once.
  *
  * On open it refuses, untouched, a file that is not SQLite
  * ({@link SessionStoreCorruptError}), a database Rein did not create
@@ -137,8 +179,16 @@ function sessionFromRow(row: Row): SessionInfo {
  * `running` in a live process on this host, or on another host, are left
  * alone.
  *
- * The caller owns the store and closes it; `close()` commits pending writes
- * and marks this store's own running nodes interrupted.
+ * Faults are typed and never poison the store: a lock held elsewhere is a
+ * {@link SessionStoreBusyError}, an unwritable file or directory a
+ * {@link SessionStoreReadOnlyError} or {@link SessionStoreDirectoryError}, a
+ * full disk a {@link SessionStoreDiskFullError}; every transaction is closed
+ * before the error is thrown, so the same store works again once the cause
+ * is gone.
+ *
+ * The caller owns the store and closes it; `close()` commits pending writes,
+ * marks this store's own running nodes interrupted, checkpoints the WAL and
+ * releases the file.
  *
  * @example
  * ```ts
@@ -152,11 +202,10 @@ function sessionFromRow(row: Row): SessionInfo {
 export class SessionStore implements SessionStoreLike {
   /** Absolute path of the database file, or `":memory:"`. */
   readonly location: string;
-  private readonly db: Database.Database;
-  private readonly ownerHost = hostname();
-  private readonly ownerStore = randomUUID();
-  private readonly statements = new Map<string, Statement>();
-  private readonly commitTransaction: (sessionId: string, operations: readonly SessionWriteOperation[]) => void;
+  /** How long {@link commitWithRetry} retries a locked database, in ms. */
+  readonly busyTimeoutMs: number;
+  private readonly attemptMs: number;
+  private readonly connection: SqliteConnection;
   private readonly uninstallShutdown: (() => void) | undefined;
   private closed = false;
 
@@ -165,94 +214,59 @@ export class SessionStore implements SessionStoreLike {
     const path = options.path ?? join(process.cwd(), ".rein", "sessions.db");
     const inMemory = path === ":memory:";
     this.location = inMemory ? path : resolve(path);
-    if (!inMemory) mkdirSync(dirname(this.location), { recursive: true });
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.attemptMs = Math.min(BUSY_ATTEMPT_MS, this.busyTimeoutMs);
+    if (!inMemory) this.makeDirectory();
     try {
-      this.db = new Database(this.location);
-    } catch (cause) {
-      if (isCorruption(cause)) throw new SessionStoreCorruptError(this.location, cause);
-      throw new SessionStoreError(
-        `Cannot open session store '${this.location}': ${(cause as Error).message}. Check that the path is writable, or pass another { path }.`,
-        this.location,
-        { cause },
-      );
-    }
-    try {
-      this.open(options.busyTimeoutMs ?? 5000);
+      this.connection = new SqliteConnection({
+        location: this.location,
+        attemptTimeoutMs: this.attemptMs,
+        migrations: SESSION_MIGRATIONS,
+        applicationId: REIN_APPLICATION_ID,
+        ownerHost: hostname(),
+        ownerPid: process.pid,
+        ownerStore: randomUUID(),
+      });
     } catch (error) {
-      this.db.close();
-      if (isCorruption(error)) throw new SessionStoreCorruptError(this.location, error);
-      throw error;
+      throw this.fault(error);
     }
-    this.commitTransaction = this.db.transaction((sessionId: string, operations: readonly SessionWriteOperation[]) =>
-      this.applyOperations(sessionId, operations),
-    ).immediate;
     this.uninstallShutdown = (options.shutdownFlush ?? !inMemory) ? installShutdownFlush(this) : undefined;
   }
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
     checkCreateSessionArguments("SessionStore.createSession", id, options);
-    return this.guard(() => {
-      const now = Date.now();
-      const result = this.statement(
-        "INSERT OR IGNORE INTO rein_sessions (id, agent_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-      ).run(id, options.agentId ?? null, options.title ?? null, now, now);
-      if (result.changes === 0) throw new SessionExistsError(id, this.location);
-      return this.getSession(id);
-    });
+    return sessionFromRow(this.call("createSession", id, options.agentId ?? null, options.title ?? null, Date.now()) as Row);
   }
 
   getSession(id: string): SessionInfo {
     checkSessionId("SessionStore.getSession", id);
-    return this.guard(() => {
-      const row = this.statement(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s WHERE s.id = ?`).raw().get(id);
-      if (row === undefined) throw new SessionNotFoundError(id, this.location);
-      return sessionFromRow(row as Row);
-    });
+    return sessionFromRow(this.call("getSession", id) as Row);
   }
 
   hasSession(id: string): boolean {
     checkSessionId("SessionStore.hasSession", id);
-    return this.guard(() => this.statement("SELECT 1 FROM rein_sessions WHERE id = ?").raw().get(id) !== undefined);
+    return this.call("hasSession", id) as boolean;
   }
 
   listSessions(): SessionInfo[] {
-    return this.guard(() =>
-      (this.statement(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s ORDER BY s.updated_at DESC, s.id`).raw().all() as Row[]).map(
-        sessionFromRow,
-      ),
-    );
+    return (this.call("listSessions") as Row[]).map(sessionFromRow);
   }
 
   deleteSession(id: string): void {
     checkSessionId("SessionStore.deleteSession", id);
-    this.guard(() => {
-      this.db.transaction(() => {
-        const result = this.statement("DELETE FROM rein_sessions WHERE id = ?").run(id);
-        if (result.changes === 0) throw new SessionNotFoundError(id, this.location);
-        this.statement("DELETE FROM rein_nodes WHERE session_id = ?").run(id);
-      }).immediate();
-    });
+    this.call("deleteSession", id);
   }
 
   head(sessionId: string): string | null {
     checkSessionId("SessionStore.head", sessionId);
-    return this.guard(() => {
-      const row = this.statement("SELECT head_id FROM rein_sessions WHERE id = ?").raw().get(sessionId) as Row | undefined;
-      if (row === undefined) throw new SessionNotFoundError(sessionId, this.location);
-      return row[0] === null ? null : String(row[0]);
-    });
+    const head = this.call("head", sessionId);
+    return head === null ? null : String(head);
   }
 
   setHead(sessionId: string, nodeId: string | null): void {
     checkSessionId("SessionStore.setHead", sessionId);
     checkNodeId("SessionStore.setHead", nodeId, true);
-    this.guard(() => {
-      if (!this.hasSession(sessionId)) throw new SessionNotFoundError(sessionId, this.location);
-      if (nodeId !== null && !this.hasNode(sessionId, nodeId)) {
-        throw new SessionNodeNotFoundError(sessionId, nodeId, this.location);
-      }
-      this.statement("UPDATE rein_sessions SET head_id = ?, updated_at = ? WHERE id = ?").run(nodeId, Date.now(), sessionId);
-    });
+    this.call("setHead", sessionId, nodeId, Date.now());
   }
 
   listBranches(sessionId: string): SessionBranch[] {
@@ -269,27 +283,61 @@ export class SessionStore implements SessionStoreLike {
 
   readNodes(sessionId: string): SessionNode[] {
     checkSessionId("SessionStore.readNodes", sessionId);
-    return this.guard(() => {
-      if (!this.hasSession(sessionId)) throw new SessionNotFoundError(sessionId, this.location);
-      const rows = this.statement(
-        `SELECT ${NODE_COLUMNS} FROM rein_nodes WHERE session_id = ? ORDER BY seq, rowid`,
-      ).raw().all(sessionId) as Row[];
-      return rows.map(nodeFromRow);
-    });
+    return (this.call("readNodes", sessionId) as Row[]).map(nodeFromRow);
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {
     checkSessionId("SessionStore.hasNode", sessionId);
     checkNodeId("SessionStore.hasNode", nodeId);
-    return this.guard(
-      () => this.statement("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?").raw().get(sessionId, nodeId) !== undefined,
-    );
+    return this.call("hasNode", sessionId, nodeId) as boolean;
   }
 
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+  /**
+   * Applies the operations in one `BEGIN IMMEDIATE` transaction and returns
+   * the `seq` each new node was stored with (allocated inside the
+   * transaction). Waits at most one short attempt for the write lock, then
+   * throws {@link SessionStoreBusyError}; use {@link commitWithRetry} to wait
+   * longer without blocking.
+   */
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
     checkSessionId("SessionStore.commit", sessionId);
-    if (operations.length === 0) return;
-    this.guard(() => this.commitTransaction(sessionId, operations));
+    if (operations.length === 0) return { seqs: new Map() };
+    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation)) as [string, number][]) };
+  }
+
+  /**
+   * {@link commit} that waits for a locked database without blocking the
+   * event loop: each attempt runs in the store's worker thread, and between
+   * attempts it backs off (2, 4, 8 … 50 ms) until {@link busyTimeoutMs} has
+   * passed, then rejects with {@link SessionStoreBusyError}. Any other fault
+   * rejects at once. The operations are encoded when called: changing them
+   * afterwards changes nothing. Commits of one session must not overlap:
+   * wait for this one before committing that session's next batch.
+   *
+   * @example
+   * ```ts
+   * const { seqs } = await store.commitWithRetry("s1", operations);
+   * ```
+   */
+  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[]): Promise<SessionCommitResult> {
+    checkSessionId("SessionStore.commitWithRetry", sessionId);
+    this.assertOpen();
+    if (operations.length === 0) return { seqs: new Map() };
+    const encoded = operations.map(encodeOperation);
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      this.assertOpen();
+      try {
+        return { seqs: new Map((await this.connection.callAsync("commit", sessionId, encoded)) as [string, number][]) };
+      } catch (error) {
+        const fault = this.fault(error);
+        const waited = Date.now() - started;
+        if (!(fault instanceof SessionStoreBusyError)) throw fault;
+        if (waited >= this.busyTimeoutMs) throw new SessionStoreBusyError(this.location, waited, { cause: fault.cause });
+        const backoff = Math.min(50, 2 ** (attempt + 1)) * (0.5 + Math.random() / 2);
+        await sleep(Math.min(backoff, this.busyTimeoutMs - waited));
+      }
+    }
   }
 
   flush(): void {
@@ -298,16 +346,15 @@ export class SessionStore implements SessionStoreLike {
   }
 
   interruptRunning(): number {
-    return this.guard(
-      () =>
-        this.statement(
-          "UPDATE rein_nodes SET status = 'interrupted', metadata = json_set(metadata, '$.status', 'interrupted') " +
-            "WHERE status = 'running' AND owner_store = ?",
-        ).run(this.ownerStore).changes,
-    );
+    return this.call("interruptRunning") as number;
   }
 
-  /** Commits pending writers, marks this store's running nodes interrupted and closes the database. Idempotent. */
+  /**
+   * Commits pending writers, marks this store's running nodes interrupted,
+   * checkpoints the WAL and closes the database: every file handle is
+   * released when it returns (the last connection to close also removes the
+   * `-wal` and `-shm` files). Idempotent.
+   */
   close(): void {
     if (this.closed) return;
     try {
@@ -316,170 +363,121 @@ export class SessionStore implements SessionStoreLike {
     } finally {
       this.closed = true;
       this.uninstallShutdown?.();
-      this.statements.clear();
-      this.db.close();
-    }
-  }
-
-  private open(busyTimeoutMs: number): void {
-    const db = this.db;
-    db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`).raw().get();
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").raw().all() as Row[]).map(
-      (row) => String(row[0]),
-    );
-    const applicationId = Number((db.prepare("PRAGMA application_id").raw().get() as Row)[0]);
-    if (!tables.includes("rein_migrations")) {
-      if (tables.length > 0 || (applicationId !== 0 && applicationId !== REIN_APPLICATION_ID)) {
-        throw new ForeignDatabaseError(this.location, tables.slice(0, 10));
+      try {
+        this.connection.close();
+      } catch {
+        /* the worker is gone: so are its handles */
       }
-    } else {
-      this.assertKnownVersion();
-    }
-    if (!this.location.startsWith(":")) db.prepare("PRAGMA journal_mode = WAL").raw().get();
-    // In WAL mode NORMAL keeps every commit across a process crash; only a
-    // power loss can drop the last transactions.
-    db.exec("PRAGMA synchronous = NORMAL");
-    this.migrate();
-    this.recoverInterrupted();
-  }
-
-  private currentVersion(): number {
-    const row = this.db.prepare("SELECT max(version) FROM rein_migrations").raw().get() as Row;
-    return row[0] === null ? 0 : Number(row[0]);
-  }
-
-  private assertKnownVersion(): void {
-    const version = this.currentVersion();
-    if (version > SESSION_SCHEMA_VERSION) {
-      throw new SessionSchemaVersionError(this.location, version, SESSION_SCHEMA_VERSION);
     }
   }
 
-  private migrate(): void {
-    const db = this.db;
-    db.transaction(() => {
-      db.exec(
-        "CREATE TABLE IF NOT EXISTS rein_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
-      );
-      // Re-read inside the write lock: another process may have migrated meanwhile.
-      this.assertKnownVersion();
-      const current = this.currentVersion();
-      for (const migration of SESSION_MIGRATIONS) {
-        if (migration.version <= current) continue;
-        db.exec(migration.sql);
-        db.prepare("INSERT INTO rein_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
-          migration.version,
-          migration.name,
-          Date.now(),
-        );
-      }
-      db.exec(`PRAGMA application_id = ${REIN_APPLICATION_ID}`);
-    }).immediate();
-  }
-
-  /** Marks interrupted the running nodes of processes on this host that are gone (or of unknown owner). */
-  private recoverInterrupted(): void {
-    const owners = this.db
-      .prepare("SELECT DISTINCT owner_host, owner_pid FROM rein_nodes WHERE status = 'running'")
-      .raw()
-      .all() as Row[];
-    const mark = this.db.prepare(
-      "UPDATE rein_nodes SET status = 'interrupted', metadata = json_set(metadata, '$.status', 'interrupted') " +
-        "WHERE status = 'running' AND owner_host IS ? AND owner_pid IS ?",
-    );
-    for (const [host, pid] of owners) {
-      const orphaned =
-        host === null || pid === null || (host === this.ownerHost && Number(pid) !== process.pid && !isProcessAlive(Number(pid)));
-      if (orphaned) mark.run(host, pid);
-    }
-  }
-
-  private applyOperations(sessionId: string, operations: readonly SessionWriteOperation[]): void {
-    const session = this.statement("SELECT head_id, last_seq FROM rein_sessions WHERE id = ?").raw().get(sessionId) as
-      | Row
-      | undefined;
-    if (session === undefined) throw new SessionNotFoundError(sessionId, this.location);
-    let headId = session[0] as string | null;
-    let lastSeq = Number(session[1]);
-    const insert = this.statement(
-      "INSERT OR IGNORE INTO rein_nodes (session_id, id, seq, created_at, role, name, input, output, caller, predecessor, " +
-        "metadata, status, owner_host, owner_pid, owner_store) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const select = this.statement("SELECT name, input, output, metadata FROM rein_nodes WHERE session_id = ? AND id = ?");
-    const update = this.statement(
-      "UPDATE rein_nodes SET name = ?, input = ?, output = ?, metadata = ?, status = ? WHERE session_id = ? AND id = ?",
-    );
-    for (const operation of operations) {
-      if (operation.kind === "append") {
-        const node = operation.node;
-        const status = node.metadata["status"];
-        const json = nodeJsonOf(operation);
-        // One array argument: libsql binds it as is, skipping a spread and flat().
-        const result = insert.run([
-          sessionId,
-          node.id,
-          node.seq,
-          node.createdAt,
-          node.role,
-          node.name,
-          json?.input ?? encode(node.input),
-          json?.output ?? encode(node.output),
-          node.caller,
-          node.predecessor,
-          json?.metadata ?? JSON.stringify(node.metadata),
-          typeof status === "string" ? status : null,
-          this.ownerHost,
-          process.pid,
-          this.ownerStore,
-        ]);
-        if (result.changes > 0) {
-          lastSeq = Math.max(lastSeq, node.seq);
-          if (node.caller === null) headId = node.id;
+  /** Creates the database's directory; a file in the way or a missing permission is a typed error. */
+  private makeDirectory(): void {
+    const directory = dirname(this.location);
+    try {
+      mkdirSync(directory, { recursive: true });
+    } catch (cause) {
+      const code = String((cause as NodeJS.ErrnoException).code ?? "EIO");
+      let problem = `${(cause as Error).message}`;
+      if (code === "EEXIST" || code === "ENOTDIR") {
+        let blocking = directory;
+        for (let parent = directory; parent !== dirname(parent); parent = dirname(parent)) {
+          if (existsSync(parent) && !statSync(parent).isDirectory()) blocking = parent;
         }
-        continue;
+        problem = `'${blocking}' is a file, not a directory`;
+      } else if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+        problem = `this process may not create '${directory}'`;
       }
-      const row = select.raw().get(sessionId, operation.id) as Row | undefined;
-      if (row === undefined) continue;
-      const { fields } = operation;
-      const metadata: Record<string, unknown> = { ...(decode(row[3]) as Record<string, unknown>), ...fields.metadata };
-      for (const key of Object.keys(metadata)) if (metadata[key] === undefined) delete metadata[key];
-      const status = metadata["status"];
-      update.run(
-        fields.name ?? row[0],
-        "input" in fields ? encode(fields.input) : row[1],
-        "output" in fields ? encode(fields.output) : row[2],
-        JSON.stringify(metadata),
-        typeof status === "string" ? status : null,
-        sessionId,
-        operation.id,
-      );
+      throw new SessionStoreDirectoryError(this.location, problem, code, { cause });
     }
-    this.statement("UPDATE rein_sessions SET head_id = ?, last_seq = ?, updated_at = ? WHERE id = ?").run(
-      headId,
-      lastSeq,
-      Date.now(),
-      sessionId,
-    );
   }
 
-  private statement(sql: string): Statement {
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
-      this.assertOpen();
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
-
-  private guard<T>(work: () => T): T {
+  private call(op: string, ...args: unknown[]): unknown {
     this.assertOpen();
     try {
-      return work();
+      return this.connection.call(op, ...args);
     } catch (error) {
-      if (isCorruption(error)) throw new SessionStoreCorruptError(this.location, error);
-      throw error;
+      throw this.fault(error);
     }
+  }
+
+  /** The typed error for what the worker reported. */
+  private fault(error: unknown): Error {
+    if (error instanceof SqliteWorkerGone) {
+      return new SessionStoreError(
+        `Session store '${this.location}' lost its SQLite worker thread (${error.message}). Open a new SessionStore({ path: '${this.location}' }).`,
+        this.location,
+        { cause: error },
+      );
+    }
+    if (!(error instanceof SqliteCallFailure)) return error as Error;
+    const { failure } = error;
+    const data = (failure.data ?? {}) as Record<string, unknown>;
+    switch (failure.kind) {
+      case "foreign":
+        return new ForeignDatabaseError(this.location, data["tables"] as string[]);
+      case "schema-version":
+        return new SessionSchemaVersionError(this.location, Number(data["foundVersion"]), Number(data["supportedVersion"]));
+      case "session-not-found":
+        return new SessionNotFoundError(String(data["sessionId"]), this.location);
+      case "session-exists":
+        return new SessionExistsError(String(data["sessionId"]), this.location);
+      case "node-not-found":
+        return new SessionNodeNotFoundError(String(data["sessionId"]), String(data["nodeId"]), this.location);
+      case "node-conflict":
+        return new SessionNodeConflictError(String(data["sessionId"]), String(data["nodeId"]), this.location);
+      case "closed":
+        return new SessionStoreClosedError(this.location);
+    }
+    return this.sqliteFault(failure, error);
+  }
+
+  private sqliteFault(failure: SqliteFailure, error: SqliteCallFailure): Error {
+    // A failed open reports no code, only SQLite's number in its message.
+    const opened = /Unable to open connection[^:]*: *(\d+)/.exec(failure.message);
+    const primary = ((failure.rawCode ?? (opened === null ? -1 : Number(opened[1]))) & 0xff) as number;
+    const cause = new SessionStoreError(`${failure.code ?? "SQLite"}: ${failure.message}`, this.location);
+    switch (primary) {
+      case 5: // SQLITE_BUSY
+      case 6: // SQLITE_LOCKED
+        return new SessionStoreBusyError(this.location, this.attemptMs, { cause });
+      case 11: // SQLITE_CORRUPT
+      case 26: // SQLITE_NOTADB
+        return new SessionStoreCorruptError(this.location, new Error(failure.message));
+      case 13: // SQLITE_FULL
+        return new SessionStoreDiskFullError(this.location, { cause });
+      case 3: // SQLITE_PERM
+      case 8: // SQLITE_READONLY
+      case 10: // SQLITE_IOERR (e.g. EACCES on the -shm file)
+      case 14: // SQLITE_CANTOPEN
+      case 23: {
+        // SQLITE_AUTH
+        const readOnly = this.readOnlyTarget();
+        if (readOnly !== undefined) return new SessionStoreReadOnlyError(this.location, readOnly, failure.message, { cause });
+      }
+    }
+    return new SessionStoreError(
+      `Session store '${this.location}' failed: ${failure.message}${failure.code === undefined ? "" : ` (${failure.code})`}. ` +
+        `Check that the file and its directory are readable and writable, or pass another { path } to SessionStore.`,
+      this.location,
+      { cause: error },
+    );
+  }
+
+  /** Which of the file and its directory this process cannot write, if either. */
+  private readOnlyTarget(): "file" | "directory" | undefined {
+    if (this.location.startsWith(":")) return undefined;
+    const writable = (path: string): boolean => {
+      try {
+        accessSync(path, constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (existsSync(this.location) && !writable(this.location)) return "file";
+    if (!writable(dirname(this.location))) return "directory";
+    return undefined;
   }
 
   private assertOpen(): void {

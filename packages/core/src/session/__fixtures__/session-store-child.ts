@@ -1,0 +1,173 @@
+/**
+ * Child process for session-store-faults.test.ts. Usage: `<mode> ...args`.
+ * - `append <db> <session> <calls> <tag>`: commits `calls` small batches
+ *   (a top-level node and one node inside it) with `commitWithRetry`,
+ *   printing `ack <id> <seq>` for each node once its commit returned.
+ * - `cycles <db> <count>`: opens and closes a store on one file `count`
+ *   times, printing `fds <n>` (open descriptors on the file) after each close.
+ * - `fault <scenario> <dir> [uid]`: drops to `uid` when given, then runs a
+ *   fault scenario and prints one JSON line `{ name, message, ... }`.
+ * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
+ *   `locked`, holds it `ms` milliseconds, then commits and exits.
+ */
+import { readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import { SessionStore } from "../session-store";
+import type { SessionWriteOperation } from "../session-store-like";
+
+const [mode, ...args] = process.argv.slice(2);
+
+function descriptorsOn(path: string): number {
+  let count = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(path)) count++;
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return count;
+}
+
+function node(id: string, caller: string | null, predecessor: string | null): SessionWriteOperation {
+  return {
+    kind: "append",
+    node: { id, seq: 0, createdAt: Date.now(), role: "code", name: "Child.call", input: { id }, output: undefined, caller, predecessor, metadata: { status: "completed" } },
+  };
+}
+
+function report(error: unknown, extra: Record<string, unknown> = {}): void {
+  const { name, message } = error as Error;
+  process.stdout.write(`${JSON.stringify({ name, message, ...extra })}\n`);
+}
+
+async function main(): Promise<void> {
+  if (mode === "append") {
+    const [path, sessionId, calls, tag] = args as [string, string, string, string];
+    const store = new SessionStore({ path, shutdownFlush: false, busyTimeoutMs: 20_000 });
+    if (!store.hasSession(sessionId)) {
+      try {
+        store.createSession(sessionId);
+      } catch {
+        /* another child created it, or the lock was busy: it exists or the next check says so */
+      }
+    }
+    let previous: string | null = null;
+    for (let call = 0; call < Number(calls); call++) {
+      const id = `${tag}-${call}`;
+      const { seqs } = await store.commitWithRetry(sessionId, [node(id, null, previous), node(`${id}.inner`, id, null)]);
+      for (const [nodeId, seq] of seqs) process.stdout.write(`ack ${nodeId} ${seq}\n`);
+      previous = id;
+    }
+    store.close();
+    return;
+  }
+  if (mode === "cycles") {
+    const [path, count] = args as [string, string];
+    for (let cycle = 0; cycle < Number(count); cycle++) {
+      const store = new SessionStore({ path, shutdownFlush: false });
+      if (cycle === 0) store.createSession("s");
+      store.commit("s", [node(`n${cycle}`, null, null)]);
+      store.close();
+      process.stdout.write(`fds ${descriptorsOn(path)}\n`);
+    }
+    return;
+  }
+  if (mode === "hold") {
+    const [path, ms] = args as [string, string];
+    const db = new Database(path);
+    db.exec("BEGIN IMMEDIATE");
+    process.stdout.write("locked\n");
+    setTimeout(() => {
+      db.exec("COMMIT");
+      process.stdout.write("released\n");
+      process.exit(0);
+    }, Number(ms));
+    return;
+  }
+  if (mode === "fault") {
+    const [scenario, directory, uid] = args as [string, string, string | undefined];
+    if (uid !== undefined) process.setuid!(Number(uid));
+    await fault(scenario, directory);
+    return;
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+/** Each scenario prints the error the user sees, and what happened after. */
+async function fault(scenario: string, directory: string): Promise<void> {
+  const path = join(directory, "sessions.db");
+  if (scenario === "open") {
+    // Open (or create) the store at <dir>/sessions.db and write one session.
+    try {
+      const store = new SessionStore({ path, shutdownFlush: false });
+      store.createSession(`s${Date.now()}`);
+      store.close();
+      report({ name: "none", message: "" });
+    } catch (error) {
+      report(error, { target: (error as { target?: unknown }).target, code: (error as { code?: unknown }).code });
+    }
+    return;
+  }
+  if (scenario === "disk-full") {
+    // <dir> is a small tmpfs. Fill it, fail a commit, free the space, retry the same batch.
+    const { writeFileSync, rmSync } = await import("node:fs");
+    // Ballast: freed at the end, it makes room for the batch that failed.
+    writeFileSync(join(directory, "ballast"), Buffer.alloc(1024 * 1024));
+    const store = new SessionStore({ path, shutdownFlush: false });
+    store.createSession("s");
+    const acknowledged: string[] = [];
+    let batch = 0;
+    let failure: unknown;
+    let kept: SessionWriteOperation[] = [];
+    const big = "x".repeat(64 * 1024);
+    for (; batch < 10_000 && failure === undefined; batch++) {
+      kept = Array.from({ length: 4 }, (_, index) => {
+        const operation = node(`b${batch}.${index}`, null, null);
+        (operation as { node: { input: unknown } }).node.input = big;
+        return operation;
+      });
+      try {
+        store.commit("s", kept);
+        acknowledged.push(...kept.map((operation) => (operation as { node: { id: string } }).node.id));
+      } catch (error) {
+        failure = error;
+      }
+    }
+    // Fill what is left so that even a small write fails, then free it all.
+    let filler = 0;
+    try {
+      for (;;) writeFileSync(join(directory, `filler-${filler++}`), Buffer.alloc(4096));
+    } catch {
+      /* the disk is full */
+    }
+    let small: unknown;
+    try {
+      store.commit("s", [node("small", null, null)]);
+    } catch (error) {
+      small = error;
+    }
+    for (let index = 0; index < filler; index++) rmSync(join(directory, `filler-${index}`), { force: true });
+    rmSync(join(directory, "ballast"), { force: true });
+    // The same store instance, after space is freed: the failed batch commits now.
+    store.commit("s", kept);
+    acknowledged.push(...kept.map((operation) => (operation as { node: { id: string } }).node.id));
+    store.close();
+    const reopened = new SessionStore({ path, shutdownFlush: false });
+    const stored = new Set(reopened.readNodes("s").map((stored) => stored.id));
+    reopened.close();
+    report(failure, {
+      small: small === undefined ? null : (small as Error).name,
+      acknowledged: acknowledged.length,
+      lost: acknowledged.filter((id) => !stored.has(id)).length,
+    });
+    return;
+  }
+  throw new Error(`unknown scenario ${scenario}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,472 @@
+/**
+ * The SQLite side of {@link SessionStore}, run in a worker thread that owns
+ * the one `libsql` connection of a store.
+ *
+ * Why a thread: libsql 0.5.29 keeps a connection (and its three file
+ * descriptors: the database, `-wal`, `-shm`) open while any prepared
+ * statement object is still alive, i.e. until garbage collection. Ending the
+ * thread that holds the connection releases every handle at once and lets
+ * SQLite checkpoint and remove the `-wal` file.
+ *
+ * {@link sqliteSessionWorker} is started from its source text
+ * (`Function.prototype.toString`), so it must not use anything from the
+ * module scope: every import comes through `load`. Requests arrive on a
+ * message port; the counters in `signal` wake the worker (`[0]`, requests
+ * posted) and the caller waiting synchronously (`[1]`, synchronous replies).
+ * The worker runs no event loop: it waits on `signal[0]` between requests.
+ * @internal
+ */
+
+import type { MessagePort } from "node:worker_threads";
+
+/** What the worker is started with. @internal */
+export interface SqliteWorkerData {
+  readonly libsqlPath: string;
+  readonly location: string;
+  /** busy_timeout of one attempt to take the write lock, in ms. */
+  readonly attemptTimeoutMs: number;
+  readonly migrations: readonly { version: number; name: string; sql: string }[];
+  readonly applicationId: number;
+  readonly ownerHost: string;
+  readonly ownerPid: number;
+  readonly ownerStore: string;
+  readonly port: MessagePort;
+  readonly asyncPort: MessagePort;
+  readonly signal: SharedArrayBuffer;
+}
+
+/** A request: `id` 0 is answered on the synchronous port, any other on the async one. @internal */
+export interface SqliteRequest {
+  readonly id: number;
+  readonly op: string;
+  readonly args: readonly unknown[];
+}
+
+/** A failure as the worker reports it; `kind` names a Rein fault, else it is an SQLite error. @internal */
+export interface SqliteFailure {
+  readonly kind: string;
+  readonly message: string;
+  readonly code?: string;
+  readonly rawCode?: number;
+  readonly data?: unknown;
+}
+
+/** A reply to a {@link SqliteRequest}. @internal */
+export interface SqliteReply {
+  readonly id: number;
+  readonly value?: unknown;
+  readonly failure?: SqliteFailure;
+}
+
+/**
+ * An append as sent to the worker: `["a", id, createdAt, role, name, input,
+ * output, caller, predecessor, metadata, status]`, values as JSON text.
+ * An update: `["u", id, name | null, hasInput, input, hasOutput, output,
+ * metadataSet | null, metadataRemove | null]`.
+ * @internal
+ */
+export type EncodedOperation = readonly unknown[];
+
+/** Slots of the shared signal array (repeated inside {@link sqliteSessionWorker}). @internal */
+export const SIGNAL_REQUESTS = 0;
+/** @internal */
+export const SIGNAL_REPLIES = 1;
+/** Set to 1 when the worker loop has ended. @internal */
+export const SIGNAL_ENDED = 2;
+
+/** The worker body. Self-contained: see the file comment. @internal */
+export function sqliteSessionWorker(load: (id: string) => unknown): void {
+  const threads = load("node:worker_threads") as typeof import("node:worker_threads");
+  const data = threads.workerData as SqliteWorkerData;
+  const Database = load(data.libsqlPath) as typeof import("libsql");
+  const signal = new Int32Array(data.signal);
+  // The SIGNAL_* slots, repeated: this function sees nothing of its module.
+  const REQUESTS = 0;
+  const REPLIES = 1;
+  const ENDED = 2;
+  type Row = unknown[];
+  type Statement = import("libsql").Statement;
+
+  class Fault extends Error {
+    constructor(
+      readonly kind: string,
+      message: string,
+      readonly data?: unknown,
+    ) {
+      super(message);
+    }
+  }
+
+  let db: import("libsql").Database | undefined;
+  const statements = new Map<string, Statement>();
+  /** Owners whose running nodes must be marked interrupted once a write lock is held. */
+  let pendingRecovery: Row[] = [];
+
+  function connection(): import("libsql").Database {
+    if (db === undefined) throw new Fault("closed", "closed");
+    return db;
+  }
+
+  function statement(sql: string): Statement {
+    let prepared = statements.get(sql);
+    if (prepared === undefined) {
+      prepared = connection().prepare(sql);
+      statements.set(sql, prepared);
+    }
+    return prepared;
+  }
+
+  function rows(sql: string, ...params: unknown[]): Row[] {
+    return statement(sql).raw().all(params) as Row[];
+  }
+
+  function row(sql: string, ...params: unknown[]): Row | undefined {
+    return statement(sql).raw().get(params) as Row | undefined;
+  }
+
+  function run(sql: string, ...params: unknown[]): number {
+    return statement(sql).run(params).changes;
+  }
+
+  /**
+   * Runs `work` in a BEGIN IMMEDIATE transaction. Every write goes through
+   * here: a statement only ever writes while the lock is held, so no write
+   * statement is left half-run by SQLITE_BUSY, and the transaction is always
+   * closed — committed, or rolled back unless SQLite already did (a full
+   * disk rolls the transaction back by itself).
+   */
+  function write<T>(work: () => T): T {
+    const database = connection();
+    database.exec("BEGIN IMMEDIATE");
+    try {
+      if (pendingRecovery.length > 0) markInterrupted(pendingRecovery);
+      const result = work();
+      database.exec("COMMIT");
+      pendingRecovery = [];
+      return result;
+    } catch (error) {
+      if (database.inTransaction) {
+        try {
+          database.exec("ROLLBACK");
+        } catch {
+          /* the original error says what went wrong */
+        }
+      }
+      throw error;
+    }
+  }
+
+  function isAlive(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM";
+    }
+  }
+
+  function markInterrupted(owners: Row[]): void {
+    for (const [host, pid] of owners) {
+      run(
+        "UPDATE rein_nodes SET status = 'interrupted', metadata = json_set(metadata, '$.status', 'interrupted') " +
+          "WHERE status = 'running' AND owner_host IS ? AND owner_pid IS ?",
+        host,
+        pid,
+      );
+    }
+  }
+
+  function currentVersion(): number {
+    const found = row("SELECT max(version) FROM rein_migrations");
+    return found === undefined || found[0] === null ? 0 : Number(found[0]);
+  }
+
+  function assertKnownVersion(): void {
+    const version = currentVersion();
+    const supported = data.migrations[data.migrations.length - 1]!.version;
+    if (version > supported) throw new Fault("schema-version", "newer schema", { foundVersion: version, supportedVersion: supported });
+  }
+
+  function open(): void {
+    db = new Database(data.location, { timeout: data.attemptTimeoutMs });
+    const tables = rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").map((found) =>
+      String(found[0]),
+    );
+    const applicationId = Number(row("PRAGMA application_id")![0]);
+    const known = tables.includes("rein_migrations");
+    if (!known && (tables.length > 0 || (applicationId !== 0 && applicationId !== data.applicationId))) {
+      throw new Fault("foreign", "foreign database", { tables: tables.slice(0, 10) });
+    }
+    if (known) assertKnownVersion();
+    const inMemory = data.location.startsWith(":");
+    if (!inMemory && String(row("PRAGMA journal_mode")![0]).toLowerCase() !== "wal") row("PRAGMA journal_mode = WAL");
+    // In WAL mode NORMAL keeps every commit across a process crash; only a
+    // power loss can drop the last transactions.
+    db.exec("PRAGMA synchronous = NORMAL");
+    const latest = data.migrations[data.migrations.length - 1]!.version;
+    if (!known || currentVersion() < latest || applicationId !== data.applicationId) {
+      write(() => {
+        db!.exec("CREATE TABLE IF NOT EXISTS rein_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+        // Re-read inside the write lock: another process may have migrated meanwhile.
+        assertKnownVersion();
+        const current = currentVersion();
+        for (const migration of data.migrations) {
+          if (migration.version <= current) continue;
+          db!.exec(migration.sql);
+          run("INSERT INTO rein_migrations (version, name, applied_at) VALUES (?, ?, ?)", migration.version, migration.name, Date.now());
+        }
+        db!.exec(`PRAGMA application_id = ${data.applicationId}`);
+      });
+    }
+    // Running nodes of processes on this host that are gone (or of unknown
+    // owner) were interrupted by a crash. Found with a read; marked now if the
+    // lock is free, else with the next write.
+    pendingRecovery = rows("SELECT DISTINCT owner_host, owner_pid FROM rein_nodes WHERE status = 'running'").filter(
+      ([host, pid]) =>
+        host === null || pid === null || (host === data.ownerHost && Number(pid) !== data.ownerPid && !isAlive(Number(pid))),
+    );
+    if (pendingRecovery.length > 0) {
+      try {
+        write(() => undefined);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+      }
+    }
+  }
+
+  const SESSION_COLUMNS =
+    "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, " +
+    "(SELECT count(*) FROM rein_nodes n WHERE n.session_id = s.id)";
+  const NODE_COLUMNS = "id, seq, created_at, role, name, input, output, caller, predecessor, metadata";
+
+  function sessionRow(id: string): Row {
+    const found = row(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s WHERE s.id = ?`, id);
+    if (found === undefined) throw new Fault("session-not-found", "no session", { sessionId: id });
+    return found;
+  }
+
+  function assertSession(id: string): void {
+    if (row("SELECT 1 FROM rein_sessions WHERE id = ?", id) === undefined) {
+      throw new Fault("session-not-found", "no session", { sessionId: id });
+    }
+  }
+
+  function commit(sessionId: string, operations: readonly EncodedOperation[]): [string, number][] {
+    return write(() => {
+      const session = row("SELECT head_id, last_seq FROM rein_sessions WHERE id = ?", sessionId);
+      if (session === undefined) throw new Fault("session-not-found", "no session", { sessionId });
+      let headId = session[0] as string | null;
+      let lastSeq = Number(session[1]);
+      const seqs: [string, number][] = [];
+      for (const operation of operations) {
+        const id = operation[1] as string;
+        if (operation[0] === "a") {
+          const stored = row("SELECT created_at, role, name, caller, predecessor FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, id);
+          if (stored !== undefined) {
+            // The same node sent again (a retry after a commit whose reply was
+            // lost) is harmless; another node under a taken id is an error.
+            const same =
+              Number(stored[0]) === operation[2] &&
+              stored[1] === operation[3] &&
+              stored[2] === operation[4] &&
+              stored[3] === operation[7] &&
+              stored[4] === operation[8];
+            if (same) continue;
+            throw new Fault("node-conflict", "id taken", { sessionId, nodeId: id });
+          }
+          const seq = ++lastSeq;
+          run(
+            "INSERT INTO rein_nodes (session_id, id, seq, created_at, role, name, input, output, caller, predecessor, " +
+              "metadata, status, owner_host, owner_pid, owner_store) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            sessionId,
+            id,
+            seq,
+            operation[2],
+            operation[3],
+            operation[4],
+            operation[5],
+            operation[6],
+            operation[7],
+            operation[8],
+            operation[9],
+            operation[10],
+            data.ownerHost,
+            data.ownerPid,
+            data.ownerStore,
+          );
+          seqs.push([id, seq]);
+          if (operation[7] === null) headId = id;
+          continue;
+        }
+        const stored = row("SELECT name, input, output, metadata FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, id);
+        if (stored === undefined) continue;
+        const metadata = JSON.parse(String(stored[3])) as Record<string, unknown>;
+        if (operation[7] !== null) Object.assign(metadata, JSON.parse(operation[7] as string));
+        if (operation[8] !== null) for (const key of operation[8] as string[]) delete metadata[key];
+        const status = metadata["status"];
+        run(
+          "UPDATE rein_nodes SET name = ?, input = ?, output = ?, metadata = ?, status = ? WHERE session_id = ? AND id = ?",
+          operation[2] ?? stored[0],
+          operation[3] === true ? operation[4] : stored[1],
+          operation[5] === true ? operation[6] : stored[2],
+          JSON.stringify(metadata),
+          typeof status === "string" ? status : null,
+          sessionId,
+          id,
+        );
+      }
+      run("UPDATE rein_sessions SET head_id = ?, last_seq = ?, updated_at = ? WHERE id = ?", headId, lastSeq, Date.now(), sessionId);
+      return seqs;
+    });
+  }
+
+  const operations: Record<string, (...args: never[]) => unknown> = {
+    open,
+    createSession(id: string, agentId: string | null, title: string | null, now: number): Row {
+      return write(() => {
+        if (run("INSERT OR IGNORE INTO rein_sessions (id, agent_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)", id, agentId, title, now, now) === 0) {
+          throw new Fault("session-exists", "taken", { sessionId: id });
+        }
+        return sessionRow(id);
+      });
+    },
+    getSession: (id: string): Row => sessionRow(id),
+    hasSession: (id: string): boolean => row("SELECT 1 FROM rein_sessions WHERE id = ?", id) !== undefined,
+    listSessions: (): Row[] => rows(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s ORDER BY s.updated_at DESC, s.id`),
+    deleteSession(id: string): void {
+      write(() => {
+        if (run("DELETE FROM rein_sessions WHERE id = ?", id) === 0) throw new Fault("session-not-found", "no session", { sessionId: id });
+        run("DELETE FROM rein_nodes WHERE session_id = ?", id);
+      });
+    },
+    head(sessionId: string): unknown {
+      const found = row("SELECT head_id FROM rein_sessions WHERE id = ?", sessionId);
+      if (found === undefined) throw new Fault("session-not-found", "no session", { sessionId });
+      return found[0];
+    },
+    setHead(sessionId: string, nodeId: string | null, now: number): void {
+      write(() => {
+        assertSession(sessionId);
+        if (nodeId !== null && row("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, nodeId) === undefined) {
+          throw new Fault("node-not-found", "no node", { sessionId, nodeId });
+        }
+        run("UPDATE rein_sessions SET head_id = ?, updated_at = ? WHERE id = ?", nodeId, now, sessionId);
+      });
+    },
+    readNodes(sessionId: string): Row[] {
+      assertSession(sessionId);
+      return rows(`SELECT ${NODE_COLUMNS} FROM rein_nodes WHERE session_id = ? ORDER BY seq, rowid`, sessionId);
+    },
+    hasNode: (sessionId: string, nodeId: string): boolean =>
+      row("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, nodeId) !== undefined,
+    commit,
+    interruptRunning: (): number =>
+      write(() =>
+        run(
+          "UPDATE rein_nodes SET status = 'interrupted', metadata = json_set(metadata, '$.status', 'interrupted') " +
+            "WHERE status = 'running' AND owner_store = ?",
+          data.ownerStore,
+        ),
+      ),
+    close(): void {
+      if (db === undefined) return;
+      if (!data.location.startsWith(":")) {
+        try {
+          // Best effort: another connection may be reading; the last one to
+          // close checkpoints and removes the -wal file anyway.
+          db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch {
+          /* left to the last connection */
+        }
+      }
+      statements.clear();
+      db.close();
+      db = undefined;
+    },
+  };
+
+  function failureOf(error: unknown): SqliteFailure {
+    if (error instanceof Fault) return { kind: error.kind, message: error.message, data: error.data };
+    const { message, code, rawCode } = error as { message?: unknown; code?: unknown; rawCode?: unknown };
+    return {
+      kind: "sqlite",
+      message: typeof message === "string" ? message : String(error),
+      ...(typeof code === "string" ? { code } : {}),
+      ...(typeof rawCode === "number" ? { rawCode } : {}),
+    };
+  }
+
+  function handle(request: SqliteRequest): SqliteReply {
+    try {
+      const operation = operations[request.op];
+      if (operation === undefined) throw new Fault("internal", `unknown operation ${request.op}`);
+      return { id: request.id, value: operation(...(request.args as never[])) };
+    } catch (error) {
+      // A statement that failed may be left mid-run by libsql (it resets a
+      // statement only before its next run): prepare afresh next time.
+      statements.clear();
+      return { id: request.id, failure: failureOf(error) };
+    }
+  }
+
+  function reply(request: SqliteRequest, answer: SqliteReply): void {
+    if (request.id === 0) {
+      data.port.postMessage(answer);
+      Atomics.add(signal, REPLIES, 1);
+      Atomics.notify(signal, REPLIES);
+    } else {
+      data.asyncPort.postMessage(answer);
+    }
+  }
+
+  function end(): void {
+    Atomics.store(signal, ENDED, 1);
+    Atomics.notify(signal, REPLIES);
+    data.port.close();
+    data.asyncPort.close();
+  }
+
+  /**
+   * After `close`, the statement objects are garbage; collecting them now
+   * (their finalizers run on the next turn) closes the connection before the
+   * reply, so the caller's close() returns with every handle released.
+   */
+  function release(request: SqliteRequest, answer: SqliteReply): void {
+    try {
+      const v8 = load("node:v8") as typeof import("node:v8");
+      const vm = load("node:vm") as typeof import("node:vm");
+      v8.setFlagsFromString("--expose-gc");
+      const collect = vm.runInNewContext("gc") as (() => void) | undefined;
+      v8.setFlagsFromString("--no-expose-gc");
+      collect?.();
+    } catch {
+      /* the handles go when the thread ends */
+    }
+    setImmediate(() =>
+      setImmediate(() => {
+        reply(request, answer);
+        end();
+      }),
+    );
+  }
+
+  let seen = 0;
+  try {
+    for (;;) {
+      Atomics.wait(signal, REQUESTS, seen);
+      seen = Atomics.load(signal, REQUESTS);
+      for (let received = threads.receiveMessageOnPort(data.port); received !== undefined; received = threads.receiveMessageOnPort(data.port)) {
+        const request = received.message as SqliteRequest;
+        const answer = handle(request);
+        if (request.op === "close") {
+          release(request, answer);
+          return;
+        }
+        reply(request, answer);
+      }
+    }
+  } catch (error) {
+    end();
+    throw error;
+  }
+}
