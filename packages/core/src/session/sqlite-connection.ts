@@ -33,6 +33,9 @@ const WORKER_SOURCE =
 
 let libsqlPath: string | undefined;
 
+/** How long a synchronous call spins for its answer before it sleeps, in ms. */
+const SPIN_MS = 0.5;
+
 /**
  * The store's end of its SQLite worker thread (see
  * {@link sqliteSessionWorker}): synchronous calls wait for the reply with
@@ -82,6 +85,9 @@ export class SqliteConnection {
     this.port.postMessage({ id: 0, op, args });
     this.wake();
     const expected = ++this.replies;
+    // Most answers take microseconds: spin briefly before sleeping on the futex.
+    const spinUntil = performance.now() + SPIN_MS;
+    while (Atomics.load(this.signal, SIGNAL_REPLIES) < expected && performance.now() < spinUntil);
     for (;;) {
       const replies = Atomics.load(this.signal, SIGNAL_REPLIES);
       if (replies >= expected) break;

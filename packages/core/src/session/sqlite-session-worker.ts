@@ -84,6 +84,7 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
   const REQUESTS = 0;
   const REPLIES = 1;
   const ENDED = 2;
+  const SPIN_MS = 0.05;
   type Row = unknown[];
   type Statement = import("libsql").Statement;
 
@@ -261,23 +262,11 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
       for (const operation of operations) {
         const id = operation[1] as string;
         if (operation[0] === "a") {
-          const stored = row("SELECT created_at, role, name, caller, predecessor FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, id);
-          if (stored !== undefined) {
-            // The same node sent again (a retry after a commit whose reply was
-            // lost) is harmless; another node under a taken id is an error.
-            const same =
-              Number(stored[0]) === operation[2] &&
-              stored[1] === operation[3] &&
-              stored[2] === operation[4] &&
-              stored[3] === operation[7] &&
-              stored[4] === operation[8];
-            if (same) continue;
-            throw new Fault("node-conflict", "id taken", { sessionId, nodeId: id });
-          }
-          const seq = ++lastSeq;
-          run(
+          const seq = lastSeq + 1;
+          const inserted = run(
             "INSERT INTO rein_nodes (session_id, id, seq, created_at, role, name, input, output, caller, predecessor, " +
-              "metadata, status, owner_host, owner_pid, owner_store) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              "metadata, status, owner_host, owner_pid, owner_store) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
+              "ON CONFLICT (session_id, id) DO NOTHING",
             sessionId,
             id,
             seq,
@@ -294,6 +283,20 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
             data.ownerPid,
             data.ownerStore,
           );
+          if (inserted === 0) {
+            // The same node sent again (a retry after a commit whose reply was
+            // lost) is harmless; another node under a taken id is an error.
+            const stored = row("SELECT created_at, role, name, caller, predecessor FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, id)!;
+            const same =
+              Number(stored[0]) === operation[2] &&
+              stored[1] === operation[3] &&
+              stored[2] === operation[4] &&
+              stored[3] === operation[7] &&
+              stored[4] === operation[8];
+            if (same) continue;
+            throw new Fault("node-conflict", "id taken", { sessionId, nodeId: id });
+          }
+          lastSeq = seq;
           seqs.push([id, seq]);
           if (operation[7] === null) headId = id;
           continue;
@@ -453,6 +456,11 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
   let seen = 0;
   try {
     for (;;) {
+      // Requests come in bursts (a read, then a commit): a short spin
+      // answers the next one in ~3 µs instead of a futex wake-up (15-60 µs
+      // on a busy machine).
+      const spinUntil = performance.now() + SPIN_MS;
+      while (Atomics.load(signal, REQUESTS) === seen && performance.now() < spinUntil);
       Atomics.wait(signal, REQUESTS, seen);
       seen = Atomics.load(signal, REQUESTS);
       for (let received = threads.receiveMessageOnPort(data.port); received !== undefined; received = threads.receiveMessageOnPort(data.port)) {
