@@ -156,3 +156,48 @@ function captured(work: () => unknown): unknown {
   }
   throw new Error("expected an error");
 }
+
+test("readNodes reads a session larger than one page (20,000 nodes) whole, in seq order, values intact", () => {
+  const store = openStore();
+  store.createSession("big");
+  const count = 20_000 * 2 + 7;
+  for (let start = 0; start < count; start += 5_000) {
+    const operations = Array.from({ length: Math.min(5_000, count - start) }, (_, offset) => {
+      const index = start + offset;
+      return {
+        kind: "append" as const,
+        node: {
+          id: `n${index}`,
+          seq: index,
+          createdAt: index,
+          role: "llm" as const,
+          name: "model",
+          input: index % 3 === 0 ? undefined : index % 3 === 1 ? null : { index },
+          output: index % 2 === 0 ? [{ type: "text", text: `t${index}` }] : undefined,
+          caller: null,
+          predecessor: index === 0 ? null : `n${index - 1}`,
+          metadata: { index },
+        },
+      };
+    });
+    store.commit("big", operations);
+  }
+  const nodes = store.readNodes("big");
+  expect(nodes).toHaveLength(count);
+  expect(nodes.every((node, index) => node.id === `n${index}` && node.seq === index)).toBe(true);
+  expect(nodes[3]).toEqual({
+    id: "n3",
+    seq: 3,
+    createdAt: 3,
+    role: "llm",
+    name: "model",
+    input: undefined,
+    output: undefined,
+    caller: null,
+    predecessor: "n2",
+    metadata: { index: 3 },
+  });
+  expect(nodes[20_002]).toMatchObject({ input: null, output: [{ type: "text", text: "t20002" }] });
+  expect(nodes[20_003]).toMatchObject({ input: { index: 20_003 }, output: undefined });
+  expect(nodes[count - 1]).toMatchObject({ id: `n${count - 1}`, input: null });
+});

@@ -84,24 +84,24 @@ function encode(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
-function decode(text: unknown): unknown {
-  return text === null || text === undefined ? undefined : JSON.parse(String(text));
-}
-
+/** A node from its JSON row: values already parsed; `input` / `output` flagged when SQL NULL (undefined). */
 function nodeFromRow(row: Row): SessionNode {
   return {
-    id: String(row[0]),
-    seq: Number(row[1]),
-    createdAt: Number(row[2]),
+    id: row[0] as string,
+    seq: row[1] as number,
+    createdAt: row[2] as number,
     role: row[3] as SessionNodeRole,
-    name: String(row[4]),
-    input: decode(row[5]),
-    output: decode(row[6]),
-    caller: row[7] === null ? null : String(row[7]),
-    predecessor: row[8] === null ? null : String(row[8]),
-    metadata: decode(row[9]) as Record<string, unknown>,
+    name: row[4] as string,
+    input: row[6] === 1 ? undefined : row[5],
+    output: row[8] === 1 ? undefined : row[7],
+    caller: row[9] as string | null,
+    predecessor: row[10] as string | null,
+    metadata: row[11] as Record<string, unknown>,
   };
 }
+
+/** Nodes read per request to the worker. */
+const READ_PAGE = 20_000;
 
 function sessionFromRow(row: Row): SessionInfo {
   return {
@@ -283,7 +283,15 @@ export class SessionStore implements SessionStoreLike {
 
   readNodes(sessionId: string): SessionNode[] {
     checkSessionId("SessionStore.readNodes", sessionId);
-    return (this.call("readNodes", sessionId) as Row[]).map(nodeFromRow);
+    const nodes: SessionNode[] = [];
+    // In pages: one JSON text per page stays far below V8's string limit at any session size.
+    for (let afterSeq = -1, afterRowid = -1; ; ) {
+      const [json, lastSeq, lastRowid, count] = this.call("readNodesPage", sessionId, afterSeq, afterRowid, READ_PAGE) as [string, number, number, number];
+      for (const row of JSON.parse(json) as Row[]) nodes.push(nodeFromRow(row));
+      if (count < READ_PAGE) return nodes;
+      afterSeq = lastSeq;
+      afterRowid = lastRowid;
+    }
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {

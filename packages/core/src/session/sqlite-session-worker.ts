@@ -238,7 +238,6 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
   const SESSION_COLUMNS =
     "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, " +
     "(SELECT count(*) FROM rein_nodes n WHERE n.session_id = s.id)";
-  const NODE_COLUMNS = "id, seq, created_at, role, name, input, output, caller, predecessor, metadata";
 
   function sessionRow(id: string): Row {
     const found = row(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s WHERE s.id = ?`, id);
@@ -356,9 +355,38 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
         run("UPDATE rein_sessions SET head_id = ?, updated_at = ? WHERE id = ?", nodeId, now, sessionId);
       });
     },
-    readNodes(sessionId: string): Row[] {
-      assertSession(sessionId);
-      return rows(`SELECT ${NODE_COLUMNS} FROM rein_nodes WHERE session_id = ? ORDER BY seq, rowid`, sessionId);
+    /**
+     * One page of the session's nodes in (seq, rowid) order after the given
+     * key, as one JSON text (the stored values are JSON text already): one
+     * string crosses the thread and is parsed once, instead of a structured
+     * clone of every row and a parse per field. Each node is
+     * `[id, seq, createdAt, role, name, input, inputIsNull, output,
+     * outputIsNull, caller, predecessor, metadata]`. Returns
+     * `[json, lastSeq, lastRowid, count]`.
+     */
+    readNodesPage(sessionId: string, afterSeq: number, afterRowid: number, limit: number): Row {
+      if (afterSeq < 0) assertSession(sessionId);
+      const found = rows(
+        "SELECT id, seq, created_at, role, name, input, output, caller, predecessor, metadata, rowid FROM rein_nodes " +
+          "WHERE session_id = ? AND (seq, rowid) > (?, ?) ORDER BY seq, rowid LIMIT ?",
+        sessionId,
+        afterSeq,
+        afterRowid,
+        limit,
+      );
+      let json = "[";
+      for (let index = 0; index < found.length; index++) {
+        const node = found[index]!;
+        json +=
+          (index === 0 ? "[" : ",[") +
+          JSON.stringify(node[0]) + "," + node[1] + "," + node[2] + "," + JSON.stringify(node[3]) + "," + JSON.stringify(node[4]) + "," +
+          (node[5] === null ? "null,1," : node[5] + ",0,") +
+          (node[6] === null ? "null,1," : node[6] + ",0,") +
+          JSON.stringify(node[7]) + "," + JSON.stringify(node[8]) + "," + node[9] + "]";
+      }
+      json += "]";
+      const last = found[found.length - 1];
+      return [json, last === undefined ? afterSeq : last[1], last === undefined ? afterRowid : last[10], found.length];
     },
     hasNode: (sessionId: string, nodeId: string): boolean =>
       row("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, nodeId) !== undefined,
