@@ -9,6 +9,9 @@
  *   fault scenario and prints one JSON line `{ name, message, ... }`.
  * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
  *   `locked`, holds it `ms` milliseconds, then commits and exits.
+ * - `throughput <db> <session> <commits> <nodes> <startAt>`: waits until
+ *   epoch ms `startAt`, then makes `commits` commits of `nodes` nodes with
+ *   `commitWithRetry`; prints `done <nodes> <start> <end>` (epoch ms).
  */
 import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -72,6 +75,21 @@ async function main(): Promise<void> {
       store.close();
       process.stdout.write(`fds ${descriptorsOn(path)}\n`);
     }
+    return;
+  }
+  if (mode === "throughput") {
+    const [path, sessionId, commits, nodes, startAt] = args as [string, string, string, string, string];
+    const store = new SessionStore({ path, shutdownFlush: false, busyTimeoutMs: 60_000 });
+    const tag = `p${process.pid}`;
+    const batches = Array.from({ length: Number(commits) }, (_, commit) =>
+      Array.from({ length: Number(nodes) }, (_, index) => node(`${tag}-${commit}-${index}`, index === 0 ? null : `${tag}-${commit}-0`, null)),
+    );
+    await new Promise((done) => setTimeout(done, Math.max(0, Number(startAt) - Date.now())));
+    const start = Date.now();
+    for (const batch of batches) await store.commitWithRetry(sessionId, batch);
+    const end = Date.now();
+    store.close();
+    process.stdout.write(`done ${Number(commits) * Number(nodes)} ${start} ${end}\n`);
     return;
   }
   if (mode === "hold") {
