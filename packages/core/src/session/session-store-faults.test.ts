@@ -412,3 +412,13 @@ describe("node ids", () => {
     }
   });
 });
+
+test("a store refused at open (foreign database) holds no descriptor on the file afterwards", () => {
+  const path = join(directory, "app.db");
+  const db = new Database(path);
+  db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY)");
+  db.close();
+  const before = descriptorsOn(path);
+  expect(() => new SessionStore({ path, shutdownFlush: false })).toThrow(/not created by Rein/);
+  expect(descriptorsOn(path)).toBe(before);
+});

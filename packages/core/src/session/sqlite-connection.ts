@@ -74,6 +74,12 @@ export class SqliteConnection {
     try {
       this.call("open");
     } catch (error) {
+      // Release the file before throwing, as close() would, without a checkpoint.
+      try {
+        if (!this.ended) this.call("close", false);
+      } catch {
+        /* the worker is gone, and its handles with it */
+      }
       this.release();
       throw error;
     }

@@ -399,9 +399,10 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
           data.ownerStore,
         ),
       ),
-    close(): void {
+    close(checkpoint = true): void {
       if (db === undefined) return;
-      if (!data.location.startsWith(":")) {
+      // A file refused at open (foreign, newer, damaged) is left exactly as found.
+      if (checkpoint && !data.location.startsWith(":")) {
         try {
           // Best effort: another connection may be reading; the last one to
           // close checkpoints and removes the -wal file anyway.
