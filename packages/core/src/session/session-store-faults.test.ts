@@ -422,3 +422,18 @@ test("a store refused at open (foreign database) holds no descriptor on the file
   expect(() => new SessionStore({ path, shutdownFlush: false })).toThrow(/not created by Rein/);
   expect(descriptorsOn(path)).toBe(before);
 });
+
+test("close waits out a short lock rather than drop what it must write, then releases the file", async () => {
+  const store = new SessionStore({ path: join(directory, "sessions.db"), shutdownFlush: false, busyTimeoutMs: 5_000 });
+  store.createSession("s1");
+  store.commit("s1", [{ kind: "append", node: { ...(append("c").node as object), metadata: { status: "running" } } as never }]);
+  const holder = startChild(["hold", store.location, "300"]);
+  await holder.waitFor("locked");
+  const started = Date.now();
+  store.close();
+  expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+  expect(descriptorsOn(store.location)).toBe(0);
+  await holder.output;
+  const check = openStore();
+  expect(check.readNodes("s1")[0]!.metadata["status"]).toBe("interrupted");
+}, 30_000);

@@ -362,12 +362,25 @@ export class SessionStore implements SessionStoreLike {
    * checkpoints the WAL and closes the database: every file handle is
    * released when it returns (the last connection to close also removes the
    * `-wal` and `-shm` files). Idempotent.
+   *
+   * While another connection holds the write lock, it keeps trying (one
+   * short attempt at a time, up to `busyTimeoutMs`) rather than drop a
+   * pending batch: closing is the last thing a store does, so here it waits.
+   * A fault that remains is thrown after the store is closed.
    */
   close(): void {
     if (this.closed) return;
     try {
-      flushPendingWriters(this);
-      this.interruptRunning();
+      const deadline = Date.now() + this.busyTimeoutMs;
+      for (;;) {
+        try {
+          flushPendingWriters(this);
+          this.interruptRunning();
+          break;
+        } catch (error) {
+          if (!(error instanceof SessionStoreBusyError) || Date.now() >= deadline) throw error;
+        }
+      }
     } finally {
       this.closed = true;
       this.uninstallShutdown?.();
