@@ -127,8 +127,8 @@ describe("a lock held by another connection", () => {
         expect(error).toBeInstanceOf(SessionStoreBusyError);
         expect(SessionStoreError.isInstance(error)).toBe(true);
         expect((error as Error).message).toMatch(/is locked by another connection: gave up after 20 ms\. Nothing was written; retry later/);
-        // One short attempt, not the whole busyTimeoutMs.
-        expect(performance.now() - started).toBeLessThan(500);
+        // One short attempt (~20 ms), not the whole busyTimeoutMs (5 s); loose for a loaded machine.
+        expect(performance.now() - started).toBeLessThan(1000);
       }
       // Reads still work while another connection writes (WAL).
       expect(store.readNodes("s1").map((node) => node.id)).toEqual(["a"]);
@@ -193,8 +193,9 @@ describe("waiting for a lock", () => {
     console.log(`lock held 2 s by another process: commitWithRetry waited ${waited} ms; longest event-loop block ${longestBlockMs.toFixed(1)} ms; a synchronous call gave up after ${syncMs.toFixed(1)} ms`);
     expect(seqs.get("a")).toBe(0);
     expect(waited).toBeGreaterThan(1000);
-    expect(syncMs).toBeLessThan(200);
-    expect(longestBlockMs).toBeLessThan(100);
+    // ~20 ms and ~5 ms here; the old store blocked for the whole wait (2 s). Loose for a loaded machine.
+    expect(syncMs).toBeLessThan(500);
+    expect(longestBlockMs).toBeLessThan(500);
     expect((await holder.output).code).toBe(0);
   }, 30_000);
 
