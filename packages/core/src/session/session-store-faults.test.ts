@@ -36,7 +36,11 @@ afterEach(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-function append(id: string, caller: string | null = null, fields: Partial<{ name: string; createdAt: number; input: unknown }> = {}): SessionWriteOperation {
+function append(
+  id: string,
+  caller: string | null = null,
+  fields: Partial<{ name: string; createdAt: number; input: unknown; metadata: Record<string, unknown> }> = {},
+): SessionWriteOperation {
   return {
     kind: "append",
     node: {
@@ -49,7 +53,7 @@ function append(id: string, caller: string | null = null, fields: Partial<{ name
       output: undefined,
       caller,
       predecessor: null,
-      metadata: { status: "completed" },
+      metadata: fields.metadata ?? { status: "completed" },
     },
   };
 }
@@ -427,7 +431,7 @@ test("a store refused at open (foreign database) holds no descriptor on the file
 test("close waits out a short lock rather than drop what it must write, then releases the file", async () => {
   const store = new SessionStore({ path: join(directory, "sessions.db"), shutdownFlush: false, busyTimeoutMs: 5_000 });
   store.createSession("s1");
-  store.commit("s1", [{ kind: "append", node: { ...(append("c").node as object), metadata: { status: "running" } } as never }]);
+  store.commit("s1", [append("c", null, { metadata: { status: "running" } })]);
   const holder = startChild(["hold", store.location, "300"]);
   await holder.waitFor("locked");
   const started = Date.now();

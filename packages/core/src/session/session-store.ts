@@ -1,8 +1,7 @@
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
-import type { SessionNode, SessionNodeRole } from "./session-node";
+import type { SessionNode } from "./session-node";
 import type {
   ExportGraphOptions,
   SessionBranch,
@@ -15,27 +14,13 @@ import type {
 import { SessionGraph } from "./session-graph";
 import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
-import {
-  ForeignDatabaseError,
-  SessionExistsError,
-  SessionNodeConflictError,
-  SessionNodeNotFoundError,
-  SessionNotFoundError,
-  SessionSchemaVersionError,
-  SessionStoreBusyError,
-  SessionStoreClosedError,
-  SessionStoreCorruptError,
-  SessionStoreDirectoryError,
-  SessionStoreDiskFullError,
-  SessionStoreError,
-  SessionStoreReadOnlyError,
-} from "./session-errors";
+import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
 import { flushPendingWriters } from "./writer-registry";
-import { nodeJsonOf } from "./node-json";
 import { installShutdownFlush } from "./shutdown-flush";
-import { SqliteCallFailure, SqliteConnection, SqliteWorkerGone } from "./sqlite-connection";
-import type { EncodedOperation, SqliteFailure } from "./sqlite-session-worker";
+import { SqliteConnection } from "./sqlite-connection";
+import { encodeOperation, nodeFromRow, READ_PAGE, sessionFromRow, type Row } from "./sqlite-rows";
+import { makeStoreDirectory, storeFault } from "./session-store-faults";
 import {
   checkCreateSessionArguments,
   checkNodeId,
@@ -77,87 +62,6 @@ export interface SessionStoreOptions {
 
 /** The longest a synchronous call waits for another connection's write lock, in ms. */
 export const BUSY_ATTEMPT_MS = 20;
-
-type Row = unknown[];
-
-function encode(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
-}
-
-/** A node from its JSON row: values already parsed; `input` / `output` flagged when SQL NULL (undefined). */
-function nodeFromRow(row: Row): SessionNode {
-  return {
-    id: row[0] as string,
-    seq: row[1] as number,
-    createdAt: row[2] as number,
-    role: row[3] as SessionNodeRole,
-    name: row[4] as string,
-    input: row[6] === 1 ? undefined : row[5],
-    output: row[8] === 1 ? undefined : row[7],
-    caller: row[9] as string | null,
-    predecessor: row[10] as string | null,
-    metadata: row[11] as Record<string, unknown>,
-  };
-}
-
-/** Nodes read per request to the worker. */
-const READ_PAGE = 20_000;
-
-function sessionFromRow(row: Row): SessionInfo {
-  return {
-    id: String(row[0]),
-    agentId: row[1] === null ? null : String(row[1]),
-    title: row[2] === null ? null : String(row[2]),
-    createdAt: Number(row[3]),
-    updatedAt: Number(row[4]),
-    headId: row[5] === null ? null : String(row[5]),
-    lastSeq: Number(row[6]),
-    nodeCount: Number(row[7]),
-  };
-}
-
-/** An operation as the worker takes it: plain values and JSON text only. */
-function encodeOperation(operation: SessionWriteOperation): EncodedOperation {
-  if (operation.kind === "append") {
-    const node = operation.node;
-    const json = nodeJsonOf(operation);
-    const status = node.metadata["status"];
-    return [
-      "a",
-      node.id,
-      node.createdAt,
-      node.role,
-      node.name,
-      json?.input ?? encode(node.input),
-      json?.output ?? encode(node.output),
-      node.caller,
-      node.predecessor,
-      json?.metadata ?? JSON.stringify(node.metadata),
-      typeof status === "string" ? status : null,
-    ];
-  }
-  const { fields } = operation;
-  let set: Record<string, unknown> | null = null;
-  let remove: string[] | null = null;
-  if (fields.metadata !== undefined) {
-    for (const key of Object.keys(fields.metadata)) {
-      const value = fields.metadata[key];
-      if (value === undefined) (remove ??= []).push(key);
-      else (set ??= {})[key] = value;
-    }
-  }
-  return [
-    "u",
-    operation.id,
-    fields.name ?? null,
-    "input" in fields,
-    "input" in fields ? encode(fields.input) : null,
-    "output" in fields,
-    "output" in fields ? encode(fields.output) : null,
-    set === null ? null : JSON.stringify(set),
-    remove,
-  ];
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
@@ -216,7 +120,7 @@ export class SessionStore implements SessionStoreLike {
     this.location = inMemory ? path : resolve(path);
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.attemptMs = Math.min(BUSY_ATTEMPT_MS, this.busyTimeoutMs);
-    if (!inMemory) this.makeDirectory();
+    if (!inMemory) makeStoreDirectory(this.location);
     try {
       this.connection = new SqliteConnection({
         location: this.location,
@@ -392,27 +296,6 @@ export class SessionStore implements SessionStoreLike {
     }
   }
 
-  /** Creates the database's directory; a file in the way or a missing permission is a typed error. */
-  private makeDirectory(): void {
-    const directory = dirname(this.location);
-    try {
-      mkdirSync(directory, { recursive: true });
-    } catch (cause) {
-      const code = String((cause as NodeJS.ErrnoException).code ?? "EIO");
-      let problem = `${(cause as Error).message}`;
-      if (code === "EEXIST" || code === "ENOTDIR") {
-        let blocking = directory;
-        for (let parent = directory; parent !== dirname(parent); parent = dirname(parent)) {
-          if (existsSync(parent) && !statSync(parent).isDirectory()) blocking = parent;
-        }
-        problem = `'${blocking}' is a file, not a directory`;
-      } else if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-        problem = `this process may not create '${directory}'`;
-      }
-      throw new SessionStoreDirectoryError(this.location, problem, code, { cause });
-    }
-  }
-
   private call(op: string, ...args: unknown[]): unknown {
     this.assertOpen();
     try {
@@ -422,83 +305,8 @@ export class SessionStore implements SessionStoreLike {
     }
   }
 
-  /** The typed error for what the worker reported. */
   private fault(error: unknown): Error {
-    if (error instanceof SqliteWorkerGone) {
-      return new SessionStoreError(
-        `Session store '${this.location}' lost its SQLite worker thread (${error.message}). Open a new SessionStore({ path: '${this.location}' }).`,
-        this.location,
-        { cause: error },
-      );
-    }
-    if (!(error instanceof SqliteCallFailure)) return error as Error;
-    const { failure } = error;
-    const data = (failure.data ?? {}) as Record<string, unknown>;
-    switch (failure.kind) {
-      case "foreign":
-        return new ForeignDatabaseError(this.location, data["tables"] as string[]);
-      case "schema-version":
-        return new SessionSchemaVersionError(this.location, Number(data["foundVersion"]), Number(data["supportedVersion"]));
-      case "session-not-found":
-        return new SessionNotFoundError(String(data["sessionId"]), this.location);
-      case "session-exists":
-        return new SessionExistsError(String(data["sessionId"]), this.location);
-      case "node-not-found":
-        return new SessionNodeNotFoundError(String(data["sessionId"]), String(data["nodeId"]), this.location);
-      case "node-conflict":
-        return new SessionNodeConflictError(String(data["sessionId"]), String(data["nodeId"]), this.location);
-      case "closed":
-        return new SessionStoreClosedError(this.location);
-    }
-    return this.sqliteFault(failure, error);
-  }
-
-  private sqliteFault(failure: SqliteFailure, error: SqliteCallFailure): Error {
-    // A failed open reports no code, only SQLite's number in its message.
-    const opened = /Unable to open connection[^:]*: *(\d+)/.exec(failure.message);
-    const primary = ((failure.rawCode ?? (opened === null ? -1 : Number(opened[1]))) & 0xff) as number;
-    const cause = new SessionStoreError(`${failure.code ?? "SQLite"}: ${failure.message}`, this.location);
-    switch (primary) {
-      case 5: // SQLITE_BUSY
-      case 6: // SQLITE_LOCKED
-        return new SessionStoreBusyError(this.location, this.attemptMs, { cause });
-      case 11: // SQLITE_CORRUPT
-      case 26: // SQLITE_NOTADB
-        return new SessionStoreCorruptError(this.location, new Error(failure.message));
-      case 13: // SQLITE_FULL
-        return new SessionStoreDiskFullError(this.location, { cause });
-      case 3: // SQLITE_PERM
-      case 8: // SQLITE_READONLY
-      case 10: // SQLITE_IOERR (e.g. EACCES on the -shm file)
-      case 14: // SQLITE_CANTOPEN
-      case 23: {
-        // SQLITE_AUTH
-        const readOnly = this.readOnlyTarget();
-        if (readOnly !== undefined) return new SessionStoreReadOnlyError(this.location, readOnly, failure.message, { cause });
-      }
-    }
-    return new SessionStoreError(
-      `Session store '${this.location}' failed: ${failure.message}${failure.code === undefined ? "" : ` (${failure.code})`}. ` +
-        `Check that the file and its directory are readable and writable, or pass another { path } to SessionStore.`,
-      this.location,
-      { cause: error },
-    );
-  }
-
-  /** Which of the file and its directory this process cannot write, if either. */
-  private readOnlyTarget(): "file" | "directory" | undefined {
-    if (this.location.startsWith(":")) return undefined;
-    const writable = (path: string): boolean => {
-      try {
-        accessSync(path, constants.W_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    if (existsSync(this.location) && !writable(this.location)) return "file";
-    if (!writable(dirname(this.location))) return "directory";
-    return undefined;
+    return storeFault(error, this.location, this.attemptMs);
   }
 
   private assertOpen(): void {
