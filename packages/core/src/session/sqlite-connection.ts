@@ -1,13 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import {
-  SIGNAL_ENDED,
-  SIGNAL_REPLIES,
-  SIGNAL_REQUESTS,
-  sqliteSessionWorker,
-  type SqliteFailure,
-  type SqliteReply,
-  type SqliteWorkerData,
-} from "./sqlite-session-worker";
+import { sqliteSessionOperations, type SqliteFailure, type SqliteReply, type SqliteWorkerData } from "./sqlite-session-worker";
+import { SIGNAL_ENDED, SIGNAL_REPLIES, SIGNAL_REQUESTS, sqliteWorkerLoop } from "./sqlite-worker-loop";
 
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
 export type SqliteConnectionOptions = Omit<SqliteWorkerData, "port" | "asyncPort" | "signal" | "libsqlPath">;
@@ -27,7 +20,7 @@ export class SqliteWorkerGone extends Error {}
 // signal, so a caller waiting for its reply never waits forever.
 const WORKER_SOURCE =
   '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
-  `try {\n  (${sqliteSessionWorker.toString()})(require);\n} catch (error) {\n` +
+  `try {\n  (${sqliteWorkerLoop.toString()})(require, (${sqliteSessionOperations.toString()})(require, require("node:worker_threads").workerData));\n} catch (error) {\n` +
   `  const signal = new Int32Array(require("node:worker_threads").workerData.signal);\n` +
   `  Atomics.store(signal, ${SIGNAL_ENDED}, 1);\n  Atomics.notify(signal, ${SIGNAL_REPLIES});\n  throw error;\n}\n`;
 
@@ -38,7 +31,7 @@ const SPIN_MS = 0.5;
 
 /**
  * The store's end of its SQLite worker thread (see
- * {@link sqliteSessionWorker}): synchronous calls wait for the reply with
+ * {@link sqliteWorkerLoop} and {@link sqliteSessionOperations}): synchronous calls wait for the reply with
  * `Atomics.wait` (the worker holds the lock for at most one short attempt,
  * so the wait is short); asynchronous calls resolve from the event loop and
  * never block it.

@@ -1,19 +1,17 @@
 /**
- * The SQLite side of {@link SessionStore}, run in a worker thread that owns
- * the one `libsql` connection of a store.
+ * The SQL side of {@link SessionStore}, run in a worker thread that owns
+ * the one `libsql` connection of a store (`sqlite-worker-loop.ts` is the
+ * thread's request loop, `sqlite-connection.ts` the store's end).
  *
  * Why a thread: libsql 0.5.29 keeps a connection (and its three file
  * descriptors: the database, `-wal`, `-shm`) open while any prepared
- * statement object is still alive, i.e. until garbage collection. Ending the
- * thread that holds the connection releases every handle at once and lets
- * SQLite checkpoint and remove the `-wal` file.
+ * statement object is still alive, i.e. until garbage collection. The
+ * thread that holds the connection can collect its statements and close it
+ * at once, and ending the thread releases everything regardless.
  *
- * {@link sqliteSessionWorker} is started from its source text
+ * {@link sqliteSessionOperations} is started from its source text
  * (`Function.prototype.toString`), so it must not use anything from the
- * module scope: every import comes through `load`. Requests arrive on a
- * message port; the counters in `signal` wake the worker (`[0]`, requests
- * posted) and the caller waiting synchronously (`[1]`, synchronous replies).
- * The worker runs no event loop: it waits on `signal[0]` between requests.
+ * module scope: every import comes through `load`, and types only.
  * @internal
  */
 
@@ -67,24 +65,22 @@ export interface SqliteReply {
  */
 export type EncodedOperation = readonly unknown[];
 
-/** Slots of the shared signal array (repeated inside {@link sqliteSessionWorker}). @internal */
-export const SIGNAL_REQUESTS = 0;
-/** @internal */
-export const SIGNAL_REPLIES = 1;
-/** Set to 1 when the worker loop has ended. @internal */
-export const SIGNAL_ENDED = 2;
 
-/** The worker body. Self-contained: see the file comment. @internal */
-export function sqliteSessionWorker(load: (id: string) => unknown): void {
-  const threads = load("node:worker_threads") as typeof import("node:worker_threads");
-  const data = threads.workerData as SqliteWorkerData;
+/** What the worker's loop runs requests with. @internal */
+export interface SqliteOperations {
+  /** Runs one operation; throws what went wrong. */
+  run(op: string, args: readonly unknown[]): unknown;
+  /** The report of a failure; forgets the prepared statements, which may be left mid-run. */
+  failed(error: unknown): SqliteFailure;
+}
+
+/**
+ * The SQL side of the worker: opens the connection on `open` and answers
+ * every store operation. Self-contained: see the file comment.
+ * @internal
+ */
+export function sqliteSessionOperations(load: (id: string) => unknown, data: SqliteWorkerData): SqliteOperations {
   const Database = load(data.libsqlPath) as typeof import("libsql");
-  const signal = new Int32Array(data.signal);
-  // The SIGNAL_* slots, repeated: this function sees nothing of its module.
-  const REQUESTS = 0;
-  const REPLIES = 1;
-  const ENDED = 2;
-  const SPIN_MS = 0.05;
   type Row = unknown[];
   type Statement = import("libsql").Statement;
 
@@ -428,82 +424,17 @@ export function sqliteSessionWorker(load: (id: string) => unknown): void {
     };
   }
 
-  function handle(request: SqliteRequest): SqliteReply {
-    try {
-      const operation = operations[request.op];
-      if (operation === undefined) throw new Fault("internal", `unknown operation ${request.op}`);
-      return { id: request.id, value: operation(...(request.args as never[])) };
-    } catch (error) {
+  return {
+    run(op: string, args: readonly unknown[]): unknown {
+      const operation = operations[op];
+      if (operation === undefined) throw new Fault("internal", `unknown operation ${op}`);
+      return operation(...(args as never[]));
+    },
+    failed(error: unknown): SqliteFailure {
       // A statement that failed may be left mid-run by libsql (it resets a
       // statement only before its next run): prepare afresh next time.
       statements.clear();
-      return { id: request.id, failure: failureOf(error) };
-    }
-  }
-
-  function reply(request: SqliteRequest, answer: SqliteReply): void {
-    if (request.id === 0) {
-      data.port.postMessage(answer);
-      Atomics.add(signal, REPLIES, 1);
-      Atomics.notify(signal, REPLIES);
-    } else {
-      data.asyncPort.postMessage(answer);
-    }
-  }
-
-  function end(): void {
-    Atomics.store(signal, ENDED, 1);
-    Atomics.notify(signal, REPLIES);
-    data.port.close();
-    data.asyncPort.close();
-  }
-
-  /**
-   * After `close`, the statement objects are garbage; collecting them now
-   * (their finalizers run on the next turn) closes the connection before the
-   * reply, so the caller's close() returns with every handle released.
-   */
-  function release(request: SqliteRequest, answer: SqliteReply): void {
-    try {
-      const v8 = load("node:v8") as typeof import("node:v8");
-      const vm = load("node:vm") as typeof import("node:vm");
-      v8.setFlagsFromString("--expose-gc");
-      const collect = vm.runInNewContext("gc") as (() => void) | undefined;
-      v8.setFlagsFromString("--no-expose-gc");
-      collect?.();
-    } catch {
-      /* the handles go when the thread ends */
-    }
-    setImmediate(() =>
-      setImmediate(() => {
-        reply(request, answer);
-        end();
-      }),
-    );
-  }
-
-  let seen = 0;
-  try {
-    for (;;) {
-      // Requests come in bursts (a read, then a commit): a short spin
-      // answers the next one in ~3 µs instead of a futex wake-up (15-60 µs
-      // on a busy machine).
-      const spinUntil = performance.now() + SPIN_MS;
-      while (Atomics.load(signal, REQUESTS) === seen && performance.now() < spinUntil);
-      Atomics.wait(signal, REQUESTS, seen);
-      seen = Atomics.load(signal, REQUESTS);
-      for (let received = threads.receiveMessageOnPort(data.port); received !== undefined; received = threads.receiveMessageOnPort(data.port)) {
-        const request = received.message as SqliteRequest;
-        const answer = handle(request);
-        if (request.op === "close") {
-          release(request, answer);
-          return;
-        }
-        reply(request, answer);
-      }
-    }
-  } catch (error) {
-    end();
-    throw error;
-  }
+      return failureOf(error);
+    },
+  };
 }
