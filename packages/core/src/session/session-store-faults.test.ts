@@ -442,3 +442,12 @@ test("close waits out a short lock rather than drop what it must write, then rel
   const check = openStore();
   expect(check.readNodes("s1")[0]!.metadata["status"]).toBe("interrupted");
 }, 30_000);
+
+test("close right after commitWithRetry: the commit is settled with its real outcome, not reported lost", async () => {
+  const store = new SessionStore({ path: join(directory, "sessions.db"), shutdownFlush: false });
+  store.createSession("s1");
+  const pending = store.commitWithRetry("s1", [append("a")]);
+  store.close();
+  await expect(pending).resolves.toEqual({ seqs: new Map([["a", 0]]) });
+  expect(openStore().readNodes("s1").map((node) => node.id)).toEqual(["a"]);
+});

@@ -122,6 +122,12 @@ export class SqliteConnection {
     try {
       this.call("close");
     } finally {
+      // The worker answers in order: every asynchronous request sent before
+      // close has its answer waiting already. Settle them with it, so a
+      // commit that succeeded is never reported lost.
+      for (let received = receiveMessageOnPort(this.asyncPort); received !== undefined; received = receiveMessageOnPort(this.asyncPort)) {
+        this.settle(received.message as SqliteReply);
+      }
       this.release();
     }
   }
