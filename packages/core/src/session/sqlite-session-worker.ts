@@ -104,21 +104,23 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     return db;
   }
 
-  function statement(sql: string): Statement {
+  /** A cached statement; a reader is switched to raw rows once, when prepared. */
+  function statement(sql: string, reader = false): Statement {
     let prepared = statements.get(sql);
     if (prepared === undefined) {
       prepared = connection().prepare(sql);
+      if (reader) prepared.raw();
       statements.set(sql, prepared);
     }
     return prepared;
   }
 
   function rows(sql: string, ...params: unknown[]): Row[] {
-    return statement(sql).raw().all(params) as Row[];
+    return statement(sql, true).all(params) as Row[];
   }
 
   function row(sql: string, ...params: unknown[]): Row | undefined {
-    return statement(sql).raw().get(params) as Row | undefined;
+    return statement(sql, true).get(params) as Row | undefined;
   }
 
   function run(sql: string, ...params: unknown[]): number {
