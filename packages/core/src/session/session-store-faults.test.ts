@@ -451,3 +451,25 @@ test("close right after commitWithRetry: the commit is settled with its real out
   await expect(pending).resolves.toEqual({ seqs: new Map([["a", 0]]) });
   expect(openStore().readNodes("s1").map((node) => node.id)).toEqual(["a"]);
 });
+
+test("SIGTERM while another connection holds the lock: the shutdown flush waits for it, commits the pending batch and interrupts the running call", async () => {
+  const path = join(directory, "sessions.db");
+  const { child, waitFor, output } = startChild(["signal", path]);
+  await waitFor("ready");
+  const other = new Database(path);
+  other.exec("BEGIN IMMEDIATE");
+  setTimeout(() => other.exec("COMMIT"), 300);
+  child.kill("SIGTERM");
+  await output;
+  expect(child.signalCode).toBe("SIGTERM");
+  const check = new Database(path);
+  try {
+    expect(check.prepare("SELECT id, status FROM rein_nodes ORDER BY seq").raw().all()).toEqual([
+      ["call", "interrupted"],
+      ["pending-0", null],
+      ["pending-1", null],
+    ]);
+  } finally {
+    check.close();
+  }
+}, 30_000);

@@ -1,20 +1,39 @@
 import type { SessionStoreLike } from "./session-store-like";
+import { SessionStoreBusyError } from "./session-errors";
 
 /** Signals on which pending session writes are committed before exit. */
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
 
 const stores = new Set<SessionStoreLike>();
 
+/**
+ * Runs `work`, trying again while the database is locked by another
+ * connection, up to the store's `busyTimeoutMs`: the process is exiting, so
+ * blocking is the lesser harm than leaving the batch unwritten.
+ */
+function persist(store: SessionStoreLike, work: () => void): void {
+  const waitMs = (store as { busyTimeoutMs?: unknown }).busyTimeoutMs;
+  const deadline = Date.now() + (typeof waitMs === "number" ? waitMs : 0);
+  for (;;) {
+    try {
+      work();
+      return;
+    } catch (error) {
+      if (!SessionStoreBusyError.isInstance(error) || Date.now() >= deadline) throw error;
+    }
+  }
+}
+
 function settle(): void {
   for (const store of [...stores]) {
     // Best effort: one failing store must not keep the others from settling.
     try {
-      store.flush();
+      persist(store, () => store.flush());
     } catch {
       /* the batch stays queued; nothing more can be done while exiting */
     }
     try {
-      store.interruptRunning();
+      persist(store, () => store.interruptRunning());
     } catch {
       /* store already closed or unwritable */
     }
@@ -49,7 +68,9 @@ function uninstallAll(): void {
 
 /**
  * On SIGINT, SIGTERM or `process.exit`, commits the pending batches of every
- * writer on `store` and marks the store's `running` nodes `interrupted`,
+ * writer on `store` and marks the store's `running` nodes `interrupted`
+ * (waiting, while another connection holds the lock, up to the store's
+ * `busyTimeoutMs`),
  * then lets the signal take its default effect (unless the application has
  * its own handler). One process-wide handler serves every registered store.
  * `SessionStore` registers itself unless `{ shutdownFlush: false }`.

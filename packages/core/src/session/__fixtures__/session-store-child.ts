@@ -9,6 +9,8 @@
  *   fault scenario and prints one JSON line `{ name, message, ... }`.
  * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
  *   `locked`, holds it `ms` milliseconds, then commits and exits.
+ * - `signal <db>`: commits a running top-level node, queues two nodes in a
+ *   manual writer (never flushed), prints `ready` and waits for a signal.
  * - `throughput <db> <session> <commits> <nodes> <startAt>`: waits until
  *   epoch ms `startAt`, then makes `commits` commits of `nodes` nodes with
  *   `commitWithRetry`; prints `done <nodes> <start> <end>` (epoch ms).
@@ -17,6 +19,7 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { SessionStore } from "../session-store";
+import { SessionNodeWriter } from "../session-node-writer";
 import type { SessionWriteOperation } from "../session-store-like";
 
 const [mode, ...args] = process.argv.slice(2);
@@ -75,6 +78,19 @@ async function main(): Promise<void> {
       store.close();
       process.stdout.write(`fds ${descriptorsOn(path)}\n`);
     }
+    return;
+  }
+  if (mode === "signal") {
+    const [path] = args as [string];
+    const store = new SessionStore({ path, busyTimeoutMs: 10_000 });
+    store.createSession("s");
+    store.commit("s", [node("call", null, null)]);
+    store.commit("s", [{ kind: "update", id: "call", fields: { metadata: { status: "running" } } }]);
+    const writer = new SessionNodeWriter(store, "s", { batching: "manual" });
+    writer.append({ id: "pending-0", role: "llm", name: "model", caller: "call" });
+    writer.append({ id: "pending-1", role: "llm", name: "model", caller: "call", predecessor: "pending-0" });
+    process.stdout.write("ready\n");
+    setInterval(() => undefined, 1000);
     return;
   }
   if (mode === "throughput") {
