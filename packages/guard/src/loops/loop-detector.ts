@@ -72,6 +72,12 @@ const UNKNOWN_TOOL_PATTERNS = [
   /tool\s+["'`]?([\w.-]+)["'`]?\s+(?:was\s+)?(?:not found|does not exist|is not available|is unknown)/i,
 ];
 
+/** Lookup sets derived from a resolved (frozen) config, shared by the detectors built from it. */
+const lookupSets = new WeakMap<
+  LoopDetectionConfig,
+  { pollTools: ReadonlySet<string>; volatileKeys: ReadonlySet<string>; byTool: ReadonlyMap<string, ReadonlySet<string>> }
+>();
+
 /** Distinct hashes kept interned before the table starts over (far above any window). */
 const INTERN_LIMIT = 4096;
 /** Argument hashes cached per tool, and tools cached, before starting over (far above the patterns of one window). */
@@ -120,11 +126,20 @@ export class ToolLoopDetector {
    */
   constructor(config: LoopDetectionOptions = {}) {
     this.config = resolveLoopDetectionConfig(config);
-    this.pollTools = new Set(this.config.pollTools);
-    this.defaultVolatileKeys = new Set(this.config.volatileKeys);
-    for (const [toolName, override] of Object.entries(this.config.toolOverrides)) {
-      if (override.volatileKeys !== undefined) this.volatileKeysByTool.set(toolName, new Set(override.volatileKeys));
+    // A resolved config is frozen: its lookup sets are built once and shared by every detector built from it
+    // (the runtime builds one detector per model-tool loop).
+    let sets = lookupSets.get(this.config);
+    if (sets === undefined) {
+      const byTool = new Map<string, ReadonlySet<string>>();
+      for (const [toolName, override] of Object.entries(this.config.toolOverrides)) {
+        if (override.volatileKeys !== undefined) byTool.set(toolName, new Set(override.volatileKeys));
+      }
+      sets = { pollTools: new Set(this.config.pollTools), volatileKeys: new Set(this.config.volatileKeys), byTool };
+      lookupSets.set(this.config, sets);
     }
+    this.pollTools = sets.pollTools;
+    this.defaultVolatileKeys = sets.volatileKeys;
+    for (const [toolName, keys] of sets.byTool) this.volatileKeysByTool.set(toolName, keys);
   }
 
   /** Every record in the windows of all runs, oldest first within a run. */
