@@ -2,6 +2,7 @@ import type { SessionNode } from "./session-node";
 import type {
   ExportGraphOptions,
   SessionBranch,
+  SessionCommitResult,
   SessionCreateOptions,
   SessionInfo,
   SessionStoreLike,
@@ -12,13 +13,39 @@ import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import {
   SessionExistsError,
+  SessionNodeConflictError,
   SessionNodeNotFoundError,
   SessionNotFoundError,
   SessionStoreClosedError,
 } from "./session-errors";
 import { flushPendingWriters } from "./writer-registry";
-import { applyUpdate } from "./node-update";
+import { applyUpdate, withSeq } from "./node-update";
+import { ProposedSeqs } from "./proposed-seqs";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema } from "../options/session-arguments";
+
+/** The result of a commit that appended nothing new. */
+const NOTHING_APPENDED: SessionCommitResult = Object.freeze({ seqs: new Map<string, number>() });
+
+/** The seqs of the nodes appended before `end`, all stored as proposed. */
+function proposedBefore(operations: readonly SessionWriteOperation[], end: number): Map<string, number> {
+  const seqs = new Map<string, number>();
+  for (let index = 0; index < end; index++) {
+    const operation = operations[index]!;
+    if (operation.kind === "append") seqs.set(operation.node.id, operation.node.seq);
+  }
+  return seqs;
+}
+
+/** Whether two nodes under one id are the same node (sent again): what a writer sets once and never updates. */
+function sameNode(stored: SessionNode, node: SessionNode): boolean {
+  return (
+    stored.createdAt === node.createdAt &&
+    stored.role === node.role &&
+    stored.name === node.name &&
+    stored.caller === node.caller &&
+    stored.predecessor === node.predecessor
+  );
+}
 
 /** A session's state, changed in place by every commit; {@link InMemorySessionStore.getSession} copies it out. */
 interface MemorySession {
@@ -134,13 +161,44 @@ export class InMemorySessionStore implements SessionStoreLike {
     return this.session(sessionId).graph.has(nodeId);
   }
 
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+  /**
+   * Applies the operations in order, all or nothing. An appended node is
+   * stored with the `seq` it proposes when that is above every `seq` in the
+   * session, else with the next one, so `seq` never repeats whoever wrote
+   * before. The same node appended again is ignored; another node under a
+   * taken id is a {@link SessionNodeConflictError}, and nothing is applied.
+   */
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
     const session = this.session(sessionId);
-    for (const operation of operations) {
+    // Checked before anything changes, so a conflict leaves the session as it was.
+    let stored = 0;
+    for (let index = 0; index < operations.length; index++) {
+      const operation = operations[index]!;
+      if (operation.kind !== "append") continue;
+      const existing = session.graph.get(operation.node.id);
+      if (existing === undefined) continue;
+      if (!sameNode(existing, operation.node)) throw new SessionNodeConflictError(sessionId, existing.id, this.location);
+      stored++;
+    }
+    // A Map of the seqs is made only when a node is skipped or gets another seq than proposed.
+    let seqs: Map<string, number> | undefined;
+    let appended = 0;
+    for (let index = 0; index < operations.length; index++) {
+      const operation = operations[index]!;
       if (operation.kind === "append") {
-        const node = operation.node;
-        if (!session.graph.add(node)) continue;
-        if (node.seq > session.lastSeq) session.lastSeq = node.seq;
+        let node = operation.node;
+        if (stored !== 0 && session.graph.has(node.id)) {
+          seqs ??= proposedBefore(operations, index);
+          continue;
+        }
+        if (node.seq <= session.lastSeq) {
+          seqs ??= proposedBefore(operations, index);
+          node = withSeq(node, session.lastSeq + 1);
+        }
+        session.graph.add(node);
+        session.lastSeq = node.seq;
+        seqs?.set(node.id, node.seq);
+        appended++;
         if (node.caller === null) session.headId = node.id;
         continue;
       }
@@ -148,6 +206,8 @@ export class InMemorySessionStore implements SessionStoreLike {
       if (node !== undefined) session.graph.replace(applyUpdate(node, operation.fields));
     }
     session.updatedAt = Date.now();
+    if (appended === 0) return NOTHING_APPENDED;
+    return seqs === undefined ? new ProposedSeqs(operations) : { seqs };
   }
 
   flush(): void {

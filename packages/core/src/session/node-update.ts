@@ -57,3 +57,24 @@ export function mergeUpdate(into: SessionNodeUpdate, fields: SessionNodeUpdate):
   }
   return merged;
 }
+
+/**
+ * `node` with the `seq` its store gave it (a writer proposes one; the
+ * store allocates it).
+ * @internal
+ */
+export function withSeq(node: SessionNode, seq: number): SessionNode {
+  // Same field order as every other node literal: one shape for all nodes.
+  return {
+    id: node.id,
+    seq,
+    createdAt: node.createdAt,
+    role: node.role,
+    name: node.name,
+    input: node.input,
+    output: node.output,
+    caller: node.caller,
+    predecessor: node.predecessor,
+    metadata: node.metadata,
+  };
+}

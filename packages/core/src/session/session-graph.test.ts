@@ -71,3 +71,23 @@ test("all() is in seq order, ties in the order added, and a replaced node keeps 
   expect(graph.all()[1]!.output).toBe(1);
   expect(graph.childrenOf(null).map((n) => n.id)).toEqual(["first", "a", "tie", "b"]);
 });
+
+test("a node replaced with another seq (the one its store gave it) moves to its place in seq order, in every index", () => {
+  const graph = new SessionGraph([node("a", { seq: 0 }), node("b", { seq: 1, predecessor: "a" }), node("c", { seq: 2, caller: "a", predecessor: "a" })]);
+  // Indexes built before the change must follow it too.
+  expect(graph.childrenOf("a").map((n) => n.id)).toEqual(["c"]);
+  expect(graph.successorsOf("a").map((n) => n.id)).toEqual(["b", "c"]);
+  graph.add(node("d", { seq: 3, caller: "a" }));
+  graph.replace({ ...graph.get("b")!, seq: 7 });
+  graph.replace({ ...graph.get("c")!, seq: 5 });
+  expect(graph.all().map((n) => [n.id, n.seq])).toEqual([
+    ["a", 0],
+    ["d", 3],
+    ["c", 5],
+    ["b", 7],
+  ]);
+  expect(graph.childrenOf("a").map((n) => n.id)).toEqual(["d", "c"]);
+  expect(graph.successorsOf("a").map((n) => n.id)).toEqual(["c", "b"]);
+  expect(graph.get("b")!.seq).toBe(7);
+  expect(graph.size).toBe(4);
+});

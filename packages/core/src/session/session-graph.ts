@@ -92,12 +92,19 @@ export class SessionGraph {
   }
 
   /**
-   * Replaces a stored node by a new version with the same id, `seq`,
-   * `caller` and `predecessor` (an update of output, status or metadata).
+   * Replaces a stored node by a new version with the same id, `caller` and
+   * `predecessor` (an update of output, status or metadata, or the `seq`
+   * the store gave it in place of the one its writer proposed).
    */
   replace(node: SessionNode): void {
     const previous = this.byId.get(node.id);
     if (previous === undefined) {
+      this.add(node);
+      return;
+    }
+    if (previous.seq !== node.seq) {
+      // Rare (another writer committed first): the node moves to its new place in seq order.
+      this.remove(previous);
       this.add(node);
       return;
     }
@@ -115,6 +122,19 @@ export class SessionGraph {
       const successors = this.bySuccessor.get(previous.predecessor);
       if (successors === previous) this.bySuccessor.set(previous.predecessor, node);
       else if (Array.isArray(successors)) swap(successors);
+    }
+  }
+
+  /** Takes `node` out of the graph and its indexes. */
+  private remove(node: SessionNode): void {
+    this.byId.delete(node.id);
+    this.ordered = undefined;
+    const siblings = this.byCaller?.get(node.caller);
+    if (siblings !== undefined) removeFrom(siblings, node);
+    if (node.predecessor !== null && this.bySuccessor !== undefined) {
+      const successors = this.bySuccessor.get(node.predecessor);
+      if (successors === node) this.bySuccessor.delete(node.predecessor);
+      else if (Array.isArray(successors)) removeFrom(successors, node);
     }
   }
 
@@ -201,6 +221,12 @@ export class SessionGraph {
     }
     return this.bySuccessor;
   }
+}
+
+/** Removes `node` from `list`, when there. */
+function removeFrom(list: SessionNode[], node: SessionNode): void {
+  const index = list.lastIndexOf(node);
+  if (index >= 0) list.splice(index, 1);
 }
 
 /** Indexes `node` under its predecessor: as is when it is the only successor, in a list from the second on. */

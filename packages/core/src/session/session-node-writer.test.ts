@@ -1,20 +1,20 @@
 import { InMemorySessionStore } from "./in-memory-session-store";
 import { SessionNodeWriter } from "./session-node-writer";
 import { SessionStore } from "./session-store";
-import type { SessionStoreLike, SessionWriteOperation } from "./session-store-like";
+import type { SessionCommitResult, SessionStoreLike, SessionWriteOperation } from "./session-store-like";
 import { SessionNodeNotFoundError } from "./session-errors";
 
 /** Counts commits so tests can see batching. */
 class CountingStore extends InMemorySessionStore {
   readonly commits: SessionWriteOperation[][] = [];
   failNext = false;
-  override commit(sessionId: string, operations: readonly SessionWriteOperation[]): void {
+  override commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
     if (this.failNext) {
       this.failNext = false;
       throw new Error("disk full");
     }
     this.commits.push([...operations]);
-    super.commit(sessionId, operations);
+    return super.commit(sessionId, operations);
   }
 }
 
