@@ -98,7 +98,7 @@ describe("Context and sessions", () => {
     expect((error as Error).message).toBe("Context head 'nope' does not exist.");
   });
 
-  it("a second writer on the session of the running call is a clear error; another session is fine", async () => {
+  it("a second (unshared) writer on the session of the running call is a clear error; another session is fine", async () => {
     const store = new InMemorySessionStore();
     store.createSession("s", {});
     store.createSession("other", {});
@@ -110,7 +110,8 @@ describe("Context and sessions", () => {
       }
     }
     const outer = new Outer({ runtime, context: new Context({}, { store: new SessionNodeWriter(store, "s") }) });
-    const error = await outer.run(new Context({}, { store: new SessionNodeWriter(store, "s") })).catch((e: unknown) => e);
+    // `new SessionNodeWriter(store, "s")` would return the writer in use: only a writer of its own is a second one.
+    const error = await outer.run(new Context({}, { store: new SessionNodeWriter(store, "s", { shared: false }) })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContextStoreError);
     expect((error as Error).message).toContain("session 's' through a different writer");
     await expect(outer.run(new Context({}, { store: new SessionNodeWriter(store, "other") }))).resolves.toBe("x");

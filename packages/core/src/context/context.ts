@@ -5,6 +5,7 @@ import type { TextBlock } from "../model/content";
 import { currentScope, type CallScope } from "../scope/call-scope";
 import type { SessionNode } from "../session/session-node";
 import { SessionNodeWriter } from "../session/session-node-writer";
+import { SessionExistsError } from "../session/session-errors";
 import type { SessionStoreLike } from "../session/session-store-like";
 
 /** Setting a name to `DELETE` hides the value inherited from a parent Context. */
@@ -91,8 +92,15 @@ export class Context implements Iterable<[string, unknown]> {
 
   /**
    * A Context bound to a session of `store`: calls made with it are recorded
-   * there and continue from `headId` (or the session's current head).
-   * Creates the session when it does not exist.
+   * there and continue from `headId` (or the session's head when each call
+   * starts). Creates the session when it does not exist. Every Context on
+   * one (store, session) in a process shares one writer, so Contexts made
+   * per request can be used in any order.
+   * @example
+   * ```ts
+   * const context = Context.forSession(store, request.sessionId);
+   * await new Researcher({ context }).research(request.question);
+   * ```
    */
   static forSession(
     store: SessionStoreLike | SessionNodeWriter,
@@ -280,6 +288,11 @@ function escapeAttribute(name: string): string {
   return name.replace(/[&"<>]/g, (char) => ATTRIBUTE_ESCAPES[char]!);
 }
 
+/**
+ * The session's writer: the one given, or the one in use for (store,
+ * session) in this process — `new SessionNodeWriter` returns it — so every
+ * Context on a session shares one queue, head and graph.
+ */
 function resolveWriter(store: SessionStoreLike | SessionNodeWriter, sessionId: string): SessionNodeWriter {
   if (store instanceof SessionNodeWriter) {
     if (store.sessionId !== sessionId) {
@@ -289,6 +302,13 @@ function resolveWriter(store: SessionStoreLike | SessionNodeWriter, sessionId: s
     }
     return store;
   }
-  if (!store.hasSession(sessionId)) store.createSession(sessionId, {});
+  if (!store.hasSession(sessionId)) {
+    try {
+      store.createSession(sessionId, {});
+    } catch (error) {
+      // Another process (or store on the same file) created it meanwhile: use it.
+      if (!SessionExistsError.isInstance(error)) throw error;
+    }
+  }
   return new SessionNodeWriter(store, sessionId);
 }

@@ -1,7 +1,7 @@
 import type { SessionNodeWriterOptions } from "../session/session-node-writer";
 import type { ExportGraphOptions, SessionCreateOptions } from "../session/session-store-like";
 import type { SessionStoreOptions } from "../session/session-store";
-import { anyOf, boolean, checkArgument, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string } from "./option-schema";
+import { anyOf, boolean, checkArgument, func, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string } from "./option-schema";
 
 /**
  * Argument checks of the session store APIs: ids are non-empty strings,
@@ -48,6 +48,8 @@ export const sessionStoreOptionsSchema = optionsSchema<SessionStoreOptions>("Ses
 /** {@link SessionNodeWriterOptions}: the third argument of the `SessionNodeWriter` constructor. */
 export const sessionNodeWriterOptionsSchema = optionsSchema<SessionNodeWriterOptions>("SessionNodeWriter", {
   batching: oneOf("tick", "manual", "none"),
+  shared: boolean,
+  onCommitError: func(),
 });
 
 const sessionStore = hasMethods("a session store (SessionStore, InMemorySessionStore or a SessionStoreLike)", "getSession", "commit", "head");

@@ -291,7 +291,7 @@ function recordLlmNode(
     if (!(failure instanceof TypeError)) throw failure;
     cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
   }
-  cursor.writer.flush();
+  cursor.writer.flushCall(id);
   if (events.listening) events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
   return id;
 }

@@ -150,14 +150,17 @@ function openCall(
   };
 }
 
-/** The node a new top-level call follows: the Context's head when set, else the session head. */
+/**
+ * The node a new top-level call follows: the Context's head when set, else
+ * the session head as it is when the call starts (which another process
+ * may have moved); the writer reads in a node it has not seen.
+ */
 export function topLevelPredecessor(writer: NonNullable<Context["store"]>, context: Context): string | null {
   const headId = context.headId;
-  if (headId === undefined) return writer.head;
-  // Rare path (explicit branching): commit queued writes so the check sees them.
-  writer.flush();
-  if (!writer.store.hasNode(writer.sessionId, headId)) throw new ContextHeadError(headId, writer.sessionId);
-  return headId;
+  if (headId !== undefined && !writer.has(headId)) throw new ContextHeadError(headId, writer.sessionId);
+  const predecessor = headId ?? writer.head;
+  writer.catchUp(predecessor);
+  return predecessor;
 }
 
 /** Refuses a second writer on the session the enclosing call records to (rare path: writers differ). */
@@ -220,8 +223,9 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
       writer.update(nodeId, { output: toRecordable(value), metadata });
     }
   }
-  // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now.
-  if (call.topLevel) writer.flush();
+  // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now,
+  // and fails if its own nodes cannot be (another call's failed batch is retried, not blamed on it).
+  if (call.topLevel) writer.flushCall(nodeId);
   const events = scope?.events;
   if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
 }

@@ -18,7 +18,7 @@ import {
   SessionNotFoundError,
   SessionStoreClosedError,
 } from "./session-errors";
-import { flushPendingWriters } from "./writer-registry";
+import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema } from "../options/session-arguments";
@@ -126,6 +126,7 @@ export class InMemorySessionStore implements SessionStoreLike {
   deleteSession(id: string): void {
     this.session(id);
     this.sessions.delete(id);
+    releaseSharedWriter(this, id);
   }
 
   head(sessionId: string): string | null {
@@ -231,6 +232,7 @@ export class InMemorySessionStore implements SessionStoreLike {
     if (this.closed) return;
     flushPendingWriters(this);
     this.closed = true;
+    releaseSharedWriters(this);
   }
 
   private session(id: string): MemorySession {

@@ -15,6 +15,8 @@ export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";
 export type { SessionNodeInput, SessionNodeWriterOptions, SessionWriteBatching, SessionAppendOptions } from "./session-node-writer";
+export { SESSION_COMMIT_FAILED_CHANNEL } from "./commit-failure";
+export type { SessionCommitFailure } from "./commit-failure";
 export { SessionGraph } from "./session-graph";
 export { selectHistory } from "./history";
 export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "./history";

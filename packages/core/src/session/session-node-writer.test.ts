@@ -47,12 +47,13 @@ test("flush commits synchronously; batching 'none' commits every write; 'manual'
   ticking.flush();
   expect(store.commits).toHaveLength(1);
 
-  const eager = new SessionNodeWriter(store, "s1", { batching: "none" });
+  // Writers of their own: the session's shared writer has one batching.
+  const eager = new SessionNodeWriter(store, "s1", { batching: "none", shared: false });
   eager.append({ id: "b", role: "user", name: "user" });
   eager.append({ id: "c", role: "user", name: "user" });
   expect(store.commits).toHaveLength(3);
 
-  const manual = new SessionNodeWriter(store, "s1", { batching: "manual" });
+  const manual = new SessionNodeWriter(store, "s1", { batching: "manual", shared: false });
   manual.append({ id: "d", role: "user", name: "user" });
   await tick();
   expect(store.commits).toHaveLength(3);
@@ -77,7 +78,8 @@ test("seq and createdAt are filled in; seq continues from the stored session", (
   expect(first).toMatchObject({ seq: 0, caller: null, predecessor: null, metadata: {} });
   expect(typeof first.createdAt).toBe("number");
   writer.flush();
-  expect(new SessionNodeWriter(store, "s1").append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
+  // A writer of its own (as another process would have) continues from the store too.
+  expect(new SessionNodeWriter(store, "s1", { shared: false }).append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
   // Re-appending a known id returns it with its original seq and queues nothing.
   expect(writer.append({ id: "a", role: "user", name: "user" }).seq).toBe(0);
   expect(writer.pending).toBe(0);

@@ -1,10 +1,12 @@
 import type { SessionNode, SessionNodeRole } from "./session-node";
-import type { SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
+import type { SessionCommitResult, SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
-import { SessionNodeNotFoundError } from "./session-errors";
-import { pendingEntry, type PendingEntry } from "./writer-registry";
+import { SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
+import { pendingEntry, registerSharedWriter, sharedWriter, type PendingEntry } from "./writer-registry";
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
-import { applyUpdate, mergeUpdate } from "./node-update";
+import { applyUpdate, mergeUpdate, withSeq } from "./node-update";
+import { reportCommitFailure, type SessionCommitFailure } from "./commit-failure";
+import { ProposedSeqs } from "./proposed-seqs";
 import { checkNodeId, checkWriterArguments } from "../options/session-arguments";
 
 /**
@@ -18,7 +20,11 @@ export interface SessionNodeInput {
   id: string;
   role: SessionNodeRole;
   name: string;
-  /** @default the next seq of the session */
+  /**
+   * A proposal: the store allocates `seq` when it commits the node (the
+   * proposal stands when it is above every `seq` already in the session).
+   * @default the next seq of the session, as this writer knows it
+   */
   seq?: number;
   /** @default Date.now() */
   createdAt?: number;
@@ -47,11 +53,28 @@ export type SessionWriteBatching = "tick" | "manual" | "none";
  * @example
  * ```ts
  * new SessionNodeWriter(store, "s1", { batching: "manual" });
+ * new SessionNodeWriter(store, "s1", { onCommitError: (failure) => logger.error({ err: failure.error }, "commit failed") });
  * ```
  */
 export interface SessionNodeWriterOptions {
   /** @default "tick" */
   batching?: SessionWriteBatching;
+  /**
+   * `true`: the writer is the one writer of this (store, session) in the
+   * process, returned again by every `new SessionNodeWriter(store,
+   * sessionId)` and `Context.forSession(store, sessionId)` while it is in
+   * use. `false`: a writer of its own, outside that registry, as another
+   * process would have (tools, tests).
+   * @default true
+   */
+  shared?: boolean;
+  /**
+   * Called once per failure when a commit fails (the writer keeps the
+   * operations and retries them). A handler that throws is ignored. The
+   * failure is also published on {@link SESSION_COMMIT_FAILED_CHANNEL}.
+   * @default none
+   */
+  onCommitError?: (failure: SessionCommitFailure) => void;
 }
 
 /** Options of {@link SessionNodeWriter.append}. */
@@ -70,9 +93,22 @@ export interface SessionAppendOptions {
  * Writes the nodes of one session into a store. Appends and updates are
  * queued and committed together in one transaction per event-loop turn, so
  * a scoped call never waits for a synchronous commit; `flush()` commits
- * the queue now (the runtime calls it at the end of every model request and
+ * the queue now (the runtime commits at the end of every model request and
  * top-level call, so nothing acknowledged to the user is lost). Values are
  * snapshotted as JSON when written.
+ *
+ * **One writer per session in a process.** `new SessionNodeWriter(store,
+ * sessionId)` returns the session's writer when one is in use (by any
+ * Context, or held anywhere), so every Context on the session shares its
+ * queue, head and graph; writers are held weakly and made again once
+ * unused. Pass `{ shared: false }` for a writer of its own.
+ *
+ * **Commit failures are kept.** A failed commit's operations are kept and
+ * retried with the next commit (and from a timer with `batching: "tick"`);
+ * the failure is reported once (`onCommitError`, and the
+ * {@link SESSION_COMMIT_FAILED_CHANNEL} diagnostics channel). Writes made
+ * after it are committed on their own, so a batch that keeps failing never
+ * holds back later ones.
  *
  * A node with `metadata.expose === "hidden"` is never stored.
  *
@@ -85,11 +121,13 @@ export interface SessionAppendOptions {
  * ```
  */
 export class SessionNodeWriter {
+  // Fields set by the constructor carry `!`: it may return the session's writer in use instead (see there).
   /** The store written to. */
-  readonly store: SessionStoreLike;
+  readonly store!: SessionStoreLike;
   /** The session written to. */
-  readonly sessionId: string;
-  private readonly batching: SessionWriteBatching;
+  readonly sessionId!: string;
+  private readonly batching!: SessionWriteBatching;
+  private onCommitError: ((failure: SessionCommitFailure) => void) | undefined;
   /**
    * The batch: at most one operation per id (a later update folds into
    * it). The writer remembers no id beyond it: a committed id is the
@@ -99,36 +137,55 @@ export class SessionNodeWriter {
   private queue: QueuedOperation[] = [];
   /** The batch by id, made once it outgrows a scan (see {@link queuedOperation}); dropped on commit. */
   private queueIndex: Map<string, QueuedOperation> | undefined;
+  /**
+   * Operations whose commit failed, kept (in order) for the retry; undefined
+   * while nothing failed. Updates of their ids fold into them, as into the
+   * queue.
+   */
+  private kept: Kept | undefined;
   /** This writer's place among the store's writers with a pending batch. */
-  private readonly pendingWriters: PendingEntry;
+  private readonly pendingWriters!: PendingEntry;
   private pendingHead: string | undefined;
-  private nextSeq: number;
+  private nextSeq!: number;
   private scheduled = false;
-  private failure: unknown;
   /** The session as a graph, loaded once by {@link graph} and kept current by this writer's own writes. */
   private live: SessionGraph | undefined;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
    * @param sessionId the session to write to.
+   * @returns the session's writer in this process when it has one (see {@link SessionNodeWriterOptions.shared});
+   *   a `TypeError` when that writer was made with another `batching` or `onCommitError`.
    */
   constructor(store: SessionStoreLike, sessionId: string, options: SessionNodeWriterOptions = {}) {
     checkWriterArguments(store, sessionId, options);
+    const shared = options.shared ?? true;
+    if (shared) {
+      const existing = sharedWriter<SessionNodeWriter>(store, sessionId);
+      if (existing !== undefined) {
+        existing.accept(options);
+        // One writer per (store, session): `new` hands out the one in use (see the class doc).
+        return existing;
+      }
+    }
     this.store = store;
     this.sessionId = sessionId;
     this.batching = options.batching ?? "tick";
+    this.onCommitError = options.onCommitError;
     this.nextSeq = store.getSession(sessionId).lastSeq + 1;
     this.pendingWriters = pendingEntry(store, this);
+    if (shared) registerSharedWriter(store, sessionId, this);
   }
 
-  /** How many operations wait for the next commit. */
+  /** How many operations wait for a commit (queued, or kept after a failed commit). */
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + (this.kept?.operations.length ?? 0);
   }
 
   /**
    * The session head including queued writes: the last top-level node
-   * appended, or the store's head.
+   * appended through this writer and not yet committed, or the store's
+   * head (which another writer or process may have moved).
    */
   get head(): string | null {
     return this.pendingHead ?? this.store.head(this.sessionId);
@@ -138,8 +195,9 @@ export class SessionNodeWriter {
    * Queues a node. Idempotent on id: appending an id that is queued or
    * stored writes nothing and the first version stays (an id the store
    * holds is looked up there, or in the live graph once loaded). Returns
-   * the node as it will be stored. Throws a `TypeError` when `input`,
-   * `output` or `metadata` is not JSON.
+   * the node as it will be stored, with the `seq` this writer proposes
+   * (the store allocates the final one on commit; {@link graph} carries it).
+   * Throws a `TypeError` when `input`, `output` or `metadata` is not JSON.
    */
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
@@ -224,28 +282,27 @@ export class SessionNodeWriter {
   }
 
   /**
-   * Commits the queue now, in one transaction. Rethrows a failure of an
-   * earlier background commit (the queue is kept, so a later flush retries).
+   * Commits everything this writer holds, now: the operations kept from a
+   * failed commit, then the queue. Throws the storage error when anything
+   * stays uncommitted (it is kept, and a later flush retries it).
    */
   flush(): void {
-    const operations = this.queue;
-    if (operations.length === 0) {
-      this.failure = undefined;
-      return;
-    }
-    try {
-      this.store.commit(this.sessionId, operations);
-    } catch (error) {
-      this.failure = error;
-      throw error;
-    }
-    this.failure = undefined;
-    if (this.queue === operations) {
-      this.queue = [];
-      this.queueIndex = undefined;
-      this.pendingHead = undefined;
-    }
-    if (this.queue.length === 0) this.pendingWriters.leave();
+    this.commitPending();
+    if (this.kept !== undefined) throw this.kept.error;
+  }
+
+  /**
+   * Commits like {@link flush}, but throws only when a node of the
+   * top-level call that `nodeId` belongs to stays uncommitted: operations
+   * of another call that keep failing are retried, not blamed on this one.
+   * The runtime commits with it after each model request and when a
+   * top-level call returns.
+   * @internal
+   */
+  flushCall(nodeId: string): void {
+    this.commitPending();
+    const kept = this.kept;
+    if (kept !== undefined && this.keptHoldsCallOf(nodeId)) throw kept.error;
   }
 
   /**
@@ -259,18 +316,207 @@ export class SessionNodeWriter {
 
   /**
    * The session as a graph, read from the store once and then kept current
-   * by this writer's appends and updates, so selecting history for each
-   * model request costs no database read. Writes made through another
-   * writer after the first call are not seen; use {@link load} for a fresh
-   * read.
+   * by this writer's appends and updates (with the `seq` the store gave
+   * each node), so selecting history for each model request costs no
+   * database read. Nothing is committed to build it. When a top-level call
+   * starts after a node the graph lacks (written through another writer,
+   * say in another process), the graph is read again; use {@link load} for
+   * a fresh read at any time.
    */
   graph(): SessionGraph {
-    return (this.live ??= this.load());
+    return this.live ?? this.liveGraph();
   }
 
   /**
-   * The seq of a node queued or stored under `id`, or undefined for a new
-   * id. Queued ids are known here, stored ones to the live graph (when
+   * A top-level call is about to start after `nodeId`: when the live graph
+   * lacks that node, another writer wrote it, and the graph is read again
+   * on next use.
+   * @internal
+   */
+  catchUp(nodeId: string | null): void {
+    if (nodeId !== null && this.live !== undefined && !this.live.has(nodeId)) this.live = undefined;
+  }
+
+  /** True when a node with this id is queued, kept or stored. */
+  has(id: string): boolean {
+    return this.queuedOperation(id) !== undefined || this.live?.has(id) === true || this.store.hasNode(this.sessionId, id);
+  }
+
+  /**
+   * Takes the options of another `new SessionNodeWriter` for this session
+   * (which returns this writer): a different `batching` or handler is a
+   * misuse, since both callers would rely on theirs.
+   */
+  private accept(options: SessionNodeWriterOptions): void {
+    if (options.batching !== undefined && options.batching !== this.batching) {
+      throw new TypeError(
+        `Session '${this.sessionId}' (${this.store.location}) already has a writer in this process with batching "${this.batching}", ` +
+          `so new SessionNodeWriter(store, '${this.sessionId}', { batching: "${options.batching}" }) cannot return it: ` +
+          `use one batching per session, or pass { shared: false } for a writer of its own`,
+      );
+    }
+    const handler = options.onCommitError;
+    if (handler === undefined || handler === this.onCommitError) return;
+    if (this.onCommitError !== undefined) {
+      throw new TypeError(
+        `Session '${this.sessionId}' (${this.store.location}) already has a writer in this process with another onCommitError: ` +
+          `share that writer, or pass { shared: false } for a writer of its own`,
+      );
+    }
+    this.onCommitError = handler;
+  }
+
+  /**
+   * Commits what is pending and never throws: the kept operations (with
+   * the queue, in one transaction, so order and head come out as written),
+   * else the queue on its own. Operations that fail are kept, the failure
+   * reported once.
+   */
+  private commitPending(): void {
+    const operations = this.queue;
+    const kept = this.kept;
+    if (kept === undefined) {
+      if (operations.length === 0) return;
+      this.takeQueue();
+      let result: SessionCommitResult;
+      try {
+        result = this.store.commit(this.sessionId, operations);
+      } catch (error) {
+        this.keep(operations, error);
+        return;
+      }
+      this.committed(operations, result);
+      this.pendingHead = undefined;
+      if (this.queue.length === 0) this.pendingWriters.leave();
+      return;
+    }
+    this.takeQueue();
+    const all = operations.length === 0 ? kept.operations : kept.operations.concat(operations);
+    let result: SessionCommitResult;
+    try {
+      result = this.store.commit(this.sessionId, all);
+    } catch (error) {
+      kept.error = error;
+      if (operations.length > 0) this.commitAlone(operations);
+      this.retryLater();
+      return;
+    }
+    this.kept = undefined;
+    if (kept.timer !== undefined) clearTimeout(kept.timer);
+    this.committed(all, result);
+    // The kept nodes went in before a newer top-level node this writer committed meanwhile: it stays the head.
+    if (kept.supersededBy !== undefined && kept.headId !== undefined && this.store.head(this.sessionId) === kept.headId) {
+      this.store.setHead(this.sessionId, kept.supersededBy);
+    }
+    if (this.queue.length === 0) {
+      this.pendingHead = undefined;
+      this.pendingWriters.leave();
+    }
+  }
+
+  /** Commits the queue without the kept operations, which keep failing. */
+  private commitAlone(operations: QueuedOperation[]): void {
+    let result: SessionCommitResult;
+    try {
+      result = this.store.commit(this.sessionId, operations);
+    } catch (error) {
+      this.keep(operations, error);
+      return;
+    }
+    this.committed(operations, result);
+    const kept = this.kept!;
+    for (const operation of operations) {
+      if (operation.kind === "append" && operation.node.caller === null) kept.supersededBy = operation.id;
+    }
+    if (this.pendingHead !== undefined && !kept.index.has(this.pendingHead)) this.pendingHead = undefined;
+  }
+
+  /** Starts a new queue; the old one is being committed. */
+  private takeQueue(): void {
+    this.queue = [];
+    this.queueIndex = undefined;
+  }
+
+  /** Keeps `operations` after a failed commit, reports the failure (once) and plans a retry. */
+  private keep(operations: QueuedOperation[], error: unknown): void {
+    let kept = this.kept;
+    const first = kept === undefined;
+    if (kept === undefined) kept = this.kept = { operations: [], index: new Map(), error, supersededBy: undefined, headId: undefined };
+    kept.error = error;
+    for (const operation of operations) {
+      kept.operations.push(operation);
+      kept.index.set(operation.id, operation);
+      if (operation.kind === "append" && operation.node.caller === null) kept.headId = operation.id;
+    }
+    if (first) {
+      const failure: SessionCommitFailure = {
+        type: "commit-failed",
+        sessionId: this.sessionId,
+        location: this.store.location,
+        error,
+        pending: this.pending,
+      };
+      reportCommitFailure(failure, this.onCommitError);
+    }
+    this.retryLater();
+  }
+
+  /**
+   * With `batching: "tick"`, retries the kept operations from a timer
+   * (10 ms, doubling up to 5 s) so they are committed once the fault
+   * clears, even if nothing else is written. The timer does not keep the
+   * process alive; a closed store is not retried.
+   */
+  private retryLater(): void {
+    const kept = this.kept;
+    if (kept === undefined || this.batching !== "tick" || kept.timer !== undefined) return;
+    if (SessionStoreClosedError.isInstance(kept.error)) return;
+    kept.delay = Math.min((kept.delay ?? 5) * 2, 5_000);
+    kept.timer = setTimeout(() => {
+      kept.timer = undefined;
+      if (this.kept === kept) this.commitPending();
+    }, kept.delay);
+    kept.timer.unref?.();
+  }
+
+  /**
+   * Takes in what a commit did: the `seq` the store gave each appended
+   * node becomes the node's `seq` in the live graph, and the next proposal
+   * follows the highest.
+   */
+  private committed(operations: readonly QueuedOperation[], result: SessionCommitResult): void {
+    // Every node stored as proposed (the in-memory store says so by its result's class), or a store
+    // written for the earlier interface, which returns nothing: the proposed seqs stand.
+    if (result === undefined || result instanceof ProposedSeqs) return;
+    const seqs = result.seqs;
+    for (const operation of operations) {
+      if (operation.kind !== "append") continue;
+      const seq = seqs.get(operation.id);
+      if (seq === undefined) continue;
+      if (seq >= this.nextSeq) this.nextSeq = seq + 1;
+      if (seq === operation.node.seq) continue;
+      const node = this.live?.get(operation.id);
+      if (node !== undefined) this.live!.replace(withSeq(node, seq));
+    }
+  }
+
+  /** Whether a kept operation belongs to the top-level call that `nodeId` belongs to. */
+  private keptHoldsCallOf(nodeId: string): boolean {
+    let graph: SessionGraph;
+    try {
+      graph = this.liveGraph();
+    } catch {
+      // The store cannot even be read: the call's nodes cannot be shown committed.
+      return true;
+    }
+    const call = topLevelOf(graph, nodeId);
+    for (const operation of this.kept!.operations) if (topLevelOf(graph, operation.id) === call) return true;
+    return false;
+  }
+
+  /**
+   * The seq of a node queued, kept or stored under `id`, or undefined for a
+   * new id. Queued ids are known here, stored ones to the live graph (when
    * loaded) or the store. A stored id is rare on this path: its seq is read
    * from a live graph built for the purpose.
    */
@@ -284,28 +530,29 @@ export class SessionNodeWriter {
 
   /**
    * The live graph, built without committing (the store's nodes, then the
-   * queue), so a manual writer never commits behind its user's back.
+   * kept operations and the queue), so a manual writer never commits
+   * behind its user's back.
    */
   private liveGraph(): SessionGraph {
     if (this.live !== undefined) return this.live;
-    const graph = new SessionGraph(this.store.readNodes(this.sessionId));
-    for (const operation of this.queue) {
-      if (operation.kind === "append") graph.add(operation.node);
-      else {
-        const current = graph.get(operation.id);
-        if (current !== undefined) graph.replace(applyUpdate(current, operation.fields));
-      }
-    }
+    const nodes = this.store.readNodes(this.sessionId);
+    const last = nodes[nodes.length - 1];
+    if (last !== undefined && last.seq >= this.nextSeq) this.nextSeq = last.seq + 1;
+    const graph = new SessionGraph(nodes);
+    if (this.kept !== undefined) addOperations(graph, this.kept.operations);
+    addOperations(graph, this.queue);
     return (this.live = graph);
   }
 
   /**
-   * The queued operation of `id`. A batch is usually a handful of
+   * The queued (or kept) operation of `id`. A batch is usually a handful of
    * operations (the runtime commits after every model request), and a scan
    * from the end costs less than keeping a map per batch; a batch past
    * {@link SCAN_LIMIT} gets an index, so a large one stays linear.
    */
   private queuedOperation(id: string): QueuedOperation | undefined {
+    const kept = this.kept?.index.get(id);
+    if (kept !== undefined) return kept;
     if (this.queueIndex !== undefined) return this.queueIndex.get(id);
     const queue = this.queue;
     for (let index = queue.length - 1; index >= 0; index--) if (queue[index]!.id === id) return queue[index];
@@ -318,7 +565,7 @@ export class SessionNodeWriter {
     if (length === 1) this.pendingWriters.join();
     if (this.queueIndex !== undefined) this.queueIndex.set(operation.id, operation);
     else if (length > SCAN_LIMIT) this.queueIndex = new Map(this.queue.map((queued) => [queued.id, queued]));
-    if (this.batching === "none") this.flush();
+    if (this.batching === "none") this.flushCall(operation.id);
     else this.schedule();
   }
 
@@ -327,17 +574,47 @@ export class SessionNodeWriter {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      // A background failure is kept for the next explicit flush() to throw;
-      // throwing here would crash the process from a timer.
-      if (this.failure === undefined) {
-        try {
-          this.flush();
-        } catch {
-          /* reported by the next flush() */
-        }
-      }
+      // Never throws: a failure is kept for the retry and reported once.
+      this.commitPending();
     });
   }
+}
+
+/** The top-level call `nodeId` belongs to: the end of its `caller` chain. */
+function topLevelOf(graph: SessionGraph, nodeId: string): string {
+  let node = graph.get(nodeId);
+  // The bound guards against a caller cycle in damaged data.
+  for (let steps = 0; node !== undefined && node.caller !== null && steps <= graph.size; steps++) {
+    const caller = graph.get(node.caller);
+    if (caller === undefined) return node.caller;
+    node = caller;
+  }
+  return node?.id ?? nodeId;
+}
+
+/** Applies queued operations to a graph being built. */
+function addOperations(graph: SessionGraph, operations: readonly QueuedOperation[]): void {
+  for (const operation of operations) {
+    if (operation.kind === "append") graph.add(operation.node);
+    else {
+      const current = graph.get(operation.id);
+      if (current !== undefined) graph.replace(applyUpdate(current, operation.fields));
+    }
+  }
+}
+
+/** Operations kept after a failed commit, until a commit takes them. */
+interface Kept {
+  readonly operations: QueuedOperation[];
+  readonly index: Map<string, QueuedOperation>;
+  /** The last error their commit failed with. */
+  error: unknown;
+  /** The last top-level node among them: it would become the head when they are committed. */
+  headId: string | undefined;
+  /** The last top-level node this writer committed while they were kept: it stays the head. */
+  supersededBy: string | undefined;
+  timer?: ReturnType<typeof setTimeout> | undefined;
+  delay?: number;
 }
 
 /** Batches up to this many operations are searched by a scan; larger ones get an index. */

@@ -76,3 +76,70 @@ export function flushPendingWriters(store: SessionStoreLike): void {
   }
   if (failure !== undefined) throw failure;
 }
+
+// The shared writer of each (store, session) in this process. Held weakly:
+// a writer nobody uses is collected (one with a pending batch is kept alive
+// by the pending list above, so nothing uncommitted is dropped), and its
+// entry is removed once it is. A collected writer is simply made again: the
+// store holds everything it had committed.
+const sharedByStore = new WeakMap<SessionStoreLike, Map<string, WeakRef<object>>>();
+
+interface SharedEntry {
+  readonly sessions: Map<string, WeakRef<object>>;
+  readonly sessionId: string;
+  readonly reference: WeakRef<object>;
+}
+
+const collected = new FinalizationRegistry<SharedEntry>(({ sessions, sessionId, reference }) => {
+  // A newer writer may have taken the id since: remove only this one's entry.
+  if (sessions.get(sessionId) === reference) sessions.delete(sessionId);
+});
+
+/**
+ * The writer registered for `sessionId` of `store` in this process, if it
+ * is still alive.
+ * @internal
+ */
+export function sharedWriter<W extends object>(store: SessionStoreLike, sessionId: string): W | undefined {
+  return sharedByStore.get(store)?.get(sessionId)?.deref() as W | undefined;
+}
+
+/**
+ * Registers `writer` as the writer of `sessionId` of `store` in this
+ * process, held weakly.
+ * @internal
+ */
+export function registerSharedWriter(store: SessionStoreLike, sessionId: string, writer: object): void {
+  let sessions = sharedByStore.get(store);
+  if (sessions === undefined) sharedByStore.set(store, (sessions = new Map()));
+  const reference = new WeakRef(writer);
+  sessions.set(sessionId, reference);
+  collected.register(writer, { sessions, sessionId, reference });
+}
+
+/**
+ * How many sessions of `store` have a registered writer entry (alive or not
+ * yet swept). For tests of the registry's memory.
+ * @internal
+ */
+export function sharedWriterCount(store: SessionStoreLike): number {
+  return sharedByStore.get(store)?.size ?? 0;
+}
+
+/**
+ * Forgets the writers registered for `store` (a closed store): a writer
+ * still held keeps working until it touches the store, which then throws.
+ * @internal
+ */
+export function releaseSharedWriters(store: SessionStoreLike): void {
+  sharedByStore.delete(store);
+}
+
+/**
+ * Forgets the writer registered for `sessionId` of `store` (a deleted
+ * session: a session made again under the id gets a fresh writer).
+ * @internal
+ */
+export function releaseSharedWriter(store: SessionStoreLike, sessionId: string): void {
+  sharedByStore.get(store)?.delete(sessionId);
+}
