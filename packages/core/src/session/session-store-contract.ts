@@ -1,0 +1,376 @@
+/**
+ * The contract every session store keeps, as one jest suite:
+ * `describeSessionStoreContract(name, makeStore)` runs it against a store
+ * made fresh for each test. The in-memory and SQLite stores run it
+ * (`session-store-like.test.ts`); a new store (Postgres) runs it from its own
+ * test file:
+ *
+ * ```ts
+ * import { describeSessionStoreContract } from "../../core/src/session/session-store-contract";
+ * describeSessionStoreContract("PostgresSessionStore", () => new PostgresSessionStore({ pool, schema: freshSchema() }));
+ * ```
+ *
+ * Test-only code (it calls jest's globals): it is left out of the package
+ * build and not exported from `@rein/core`.
+ * @internal
+ */
+import { SessionNodeWriter } from "./session-node-writer";
+import type { SessionNode } from "./session-node";
+import type { SessionStoreLike, SessionWriteOperation } from "./session-store-like";
+import {
+  SessionExistsError,
+  SessionNodeConflictError,
+  SessionNodeNotFoundError,
+  SessionNotFoundError,
+  SessionStoreClosedError,
+} from "./session-errors";
+
+/** A node literal for raw `commit` calls. */
+function node(id: string, seq: number, fields: Partial<SessionNode> = {}): SessionNode {
+  return {
+    id,
+    seq,
+    createdAt: 1_000 + seq,
+    role: "code",
+    name: "A.run",
+    input: undefined,
+    output: undefined,
+    caller: null,
+    predecessor: null,
+    metadata: {},
+    ...fields,
+  };
+}
+
+const append = (appended: SessionNode): SessionWriteOperation => ({ kind: "append", node: appended });
+
+/**
+ * Declares the store contract suite for `makeStore`, which returns a new,
+ * empty store each time (closed by the suite after each test).
+ * @internal
+ */
+export function describeSessionStoreContract(name: string, makeStore: () => SessionStoreLike | Promise<SessionStoreLike>): void {
+  describe(`${name} keeps the session store contract`, () => {
+    let store: SessionStoreLike;
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(() => store.close());
+
+    describe("sessions", () => {
+      test("createSession, getSession, listSessions, deleteSession", () => {
+        const created = store.createSession("s1", { agentId: "Researcher", title: "Find sources" });
+        expect(created).toMatchObject({ id: "s1", agentId: "Researcher", title: "Find sources", headId: null, nodeCount: 0, lastSeq: -1 });
+        store.createSession("s2");
+        expect(store.getSession("s2")).toMatchObject({ agentId: null, title: null });
+        expect(store.listSessions().map((session) => session.id).sort()).toEqual(["s1", "s2"]);
+        store.deleteSession("s1");
+        expect(store.hasSession("s1")).toBe(false);
+        expect(store.listSessions().map((session) => session.id)).toEqual(["s2"]);
+      });
+
+      test("listSessions puts the most recently updated first", async () => {
+        store.createSession("old");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        store.createSession("new");
+        expect(store.listSessions().map((session) => session.id)).toEqual(["new", "old"]);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        store.commit("old", [append(node("a", 0))]);
+        expect(store.listSessions().map((session) => session.id)).toEqual(["old", "new"]);
+      });
+
+      test("a deleted session takes its nodes with it; its id can be created again, empty", () => {
+        store.createSession("s1");
+        store.commit("s1", [append(node("a", 0))]);
+        store.deleteSession("s1");
+        store.createSession("s1");
+        expect(store.getSession("s1")).toMatchObject({ nodeCount: 0, lastSeq: -1, headId: null });
+        expect(store.hasNode("s1", "a")).toBe(false);
+        expect(store.readNodes("s1")).toEqual([]);
+      });
+
+      test("getSession returns a snapshot: later commits and setHead leave it as it was", () => {
+        store.createSession("s1");
+        const before = store.getSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "a", role: "user", name: "user" });
+        writer.flush();
+        expect(before).toMatchObject({ headId: null, lastSeq: -1, nodeCount: 0 });
+        const after = store.getSession("s1");
+        expect(after).toMatchObject({ headId: "a", lastSeq: 0, nodeCount: 1 });
+        store.setHead("s1", null);
+        expect(after.headId).toBe("a");
+        expect(store.getSession("s1").headId).toBeNull();
+      });
+    });
+
+    describe("typed errors", () => {
+      test("a missing session id is a SessionNotFoundError naming the id", () => {
+        const calls: (() => unknown)[] = [
+          () => store.getSession("nope"),
+          () => store.deleteSession("nope"),
+          () => store.head("nope"),
+          () => store.setHead("nope", null),
+          () => store.listBranches("nope"),
+          () => store.readNodes("nope"),
+          () => store.exportGraph("nope"),
+          () => store.commit("nope", [append(node("x", 0))]),
+          () => new SessionNodeWriter(store, "nope"),
+        ];
+        for (const call of calls) {
+          let error: unknown;
+          try {
+            call();
+          } catch (thrown) {
+            error = thrown;
+          }
+          expect(SessionNotFoundError.isInstance(error)).toBe(true);
+          expect((error as SessionNotFoundError).sessionId).toBe("nope");
+        }
+        expect(() => store.getSession("nope")).toThrow(/Session 'nope' does not exist .*createSession\('nope'/);
+        expect(store.hasSession("nope")).toBe(false);
+      });
+
+      test("creating an existing session id throws SessionExistsError and keeps the session", () => {
+        store.createSession("s1", { title: "first" });
+        let error: unknown;
+        try {
+          store.createSession("s1", { title: "second" });
+        } catch (thrown) {
+          error = thrown;
+        }
+        expect(SessionExistsError.isInstance(error)).toBe(true);
+        expect((error as SessionExistsError).sessionId).toBe("s1");
+        expect(store.getSession("s1").title).toBe("first");
+      });
+
+      test("setHead to an unknown node throws SessionNodeNotFoundError; null starts a new root", () => {
+        store.createSession("s1");
+        expect(() => store.setHead("s1", "ghost")).toThrow(SessionNodeNotFoundError);
+        store.setHead("s1", null);
+        expect(store.head("s1")).toBeNull();
+      });
+
+      test("close commits pending writes; a closed store throws SessionStoreClosedError; close twice is fine", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+        writer.append({ id: "a", role: "user", name: "user" });
+        store.close();
+        expect(writer.pending).toBe(0);
+        const calls: (() => unknown)[] = [
+          () => store.listSessions(),
+          () => store.getSession("s1"),
+          () => store.createSession("s2"),
+          () => store.readNodes("s1"),
+          () => store.commit("s1", [append(node("b", 1))]),
+        ];
+        for (const call of calls) expect(call).toThrow(SessionStoreClosedError);
+        expect(() => store.close()).not.toThrow();
+      });
+    });
+
+    describe("writes", () => {
+      test("readNodes returns the committed nodes in seq order; hasNode knows them", () => {
+        store.createSession("s1");
+        store.commit("s1", [append(node("a", 0, { input: { q: [1, "two"] } })), append(node("b", 1, { caller: "a", role: "llm" }))]);
+        const nodes = store.readNodes("s1");
+        expect(nodes).toEqual([node("a", 0, { input: { q: [1, "two"] } }), node("b", 1, { caller: "a", role: "llm" })]);
+        expect(store.hasNode("s1", "b")).toBe(true);
+        expect(store.hasNode("s1", "c")).toBe(false);
+        expect(store.getSession("s1")).toMatchObject({ nodeCount: 2, lastSeq: 1, headId: "a" });
+      });
+
+      test("append is idempotent on id: the first version stays", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "a", role: "user", name: "user", input: "first" });
+        writer.append({ id: "a", role: "user", name: "user", input: "second" });
+        writer.flush();
+        // A writer of its own (e.g. a resumed process) appending the same id is ignored too.
+        const again = new SessionNodeWriter(store, "s1", { shared: false });
+        again.append({ id: "a", role: "user", name: "user", input: "third" });
+        again.flush();
+        const nodes = store.readNodes("s1");
+        expect(nodes).toHaveLength(1);
+        expect(nodes[0]!.input).toBe("first");
+        expect(store.getSession("s1")).toMatchObject({ nodeCount: 1, lastSeq: 0 });
+      });
+
+      test("the same node committed again is ignored and gets no seq; another node under a taken id is a SessionNodeConflictError and nothing of its commit is stored", () => {
+        store.createSession("s1");
+        const a = node("a", 0, { input: "first" });
+        store.commit("s1", [append(a)]);
+        // A retry of a commit whose outcome was lost: same node (its values may have been updated since).
+        const again = store.commit("s1", [append({ ...a, seq: 5, input: "retried" }), append(node("b", 6))]);
+        expect(again.seqs.has("a")).toBe(false);
+        expect(again.seqs.has("b")).toBe(true);
+        let error: unknown;
+        try {
+          store.commit("s1", [append(node("c", 7)), append(node("a", 8, { name: "B.other" }))]);
+        } catch (thrown) {
+          error = thrown;
+        }
+        expect(SessionNodeConflictError.isInstance(error)).toBe(true);
+        expect((error as SessionNodeConflictError).nodeId).toBe("a");
+        expect(store.readNodes("s1").map((stored) => [stored.id, stored.input])).toEqual([
+          ["a", "first"],
+          ["b", undefined],
+        ]);
+        expect(store.hasNode("s1", "c")).toBe(false);
+      });
+
+      test("update merges metadata and replaces output", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running", doc: "Runs." } });
+        writer.flush();
+        writer.update("c", { output: 42, metadata: { status: "completed", durationMs: 5 } });
+        writer.update("c", { metadata: { doc: undefined } });
+        writer.flush();
+        const [stored] = store.readNodes("s1");
+        expect(stored!.output).toBe(42);
+        expect(stored!.metadata).toEqual({ status: "completed", durationMs: 5 });
+      });
+
+      test("commit allocates seq: each appended node gets one above every seq in the session, and says which", () => {
+        store.createSession("s1");
+        const first = store.commit("s1", [append(node("a", 0)), append(node("b", 1, { caller: "a" }))]);
+        expect([...first.seqs]).toEqual([
+          ["a", 0],
+          ["b", 1],
+        ]);
+        // A second writer proposing seqs already taken (as another process would) gets new ones.
+        const second = store.commit("s1", [append(node("c", 0, { predecessor: "a" })), append(node("d", 1, { caller: "c" }))]);
+        const c = second.seqs.get("c")!;
+        const d = second.seqs.get("d")!;
+        expect(c).toBeGreaterThan(1);
+        expect(d).toBeGreaterThan(c);
+        expect(store.readNodes("s1").map((stored) => [stored.id, stored.seq])).toEqual([
+          ["a", 0],
+          ["b", 1],
+          ["c", c],
+          ["d", d],
+        ]);
+        expect(store.getSession("s1").lastSeq).toBe(d);
+        // An update-only commit appends nothing.
+        expect(store.commit("s1", [{ kind: "update", id: "a", fields: { output: 1 } }]).seqs.size).toBe(0);
+      });
+
+      test("two writers of their own propose the same seqs; the store keeps every node with a distinct seq, and each writer's graph carries it", () => {
+        store.createSession("s1");
+        const one = new SessionNodeWriter(store, "s1", { batching: "manual", shared: false });
+        const two = new SessionNodeWriter(store, "s1", { batching: "manual", shared: false });
+        one.graph();
+        two.graph();
+        for (let index = 0; index < 5; index++) {
+          one.append({ id: `one-${index}`, role: "code", name: "A.run" });
+          two.append({ id: `two-${index}`, role: "code", name: "B.run" });
+          one.flush();
+          two.flush();
+        }
+        const nodes = store.readNodes("s1");
+        const seqs = nodes.map((stored) => stored.seq);
+        expect(nodes).toHaveLength(10);
+        expect(new Set(seqs).size).toBe(10);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+        for (const stored of nodes) {
+          const writer = stored.id.startsWith("one") ? one : two;
+          expect(writer.graph().get(stored.id)!.seq).toBe(stored.seq);
+        }
+      });
+    });
+
+    describe("head and branches", () => {
+      test("a top-level append moves the head; two appends from the same head make two branches", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "u1", role: "user", name: "user", input: "hi" });
+        writer.append({ id: "c1", role: "code", name: "A.ask", predecessor: "u1" });
+        writer.append({ id: "l1", role: "llm", name: "model", caller: "c1" });
+        writer.flush();
+        expect(store.head("s1")).toBe("c1");
+        writer.append({ id: "c2", role: "code", name: "A.ask", predecessor: "u1" });
+        writer.flush();
+        expect(store.head("s1")).toBe("c2");
+        expect(store.listBranches("s1")).toEqual([
+          expect.objectContaining({ tipId: "c1", length: 2, isHead: false }),
+          expect.objectContaining({ tipId: "c2", length: 2, isHead: true }),
+        ]);
+        store.setHead("s1", "c1");
+        expect(store.head("s1")).toBe("c1");
+        expect(store.listBranches("s1").map((branch) => branch.isHead)).toEqual([true, false]);
+      });
+
+      test("a nested append leaves the head where it is; setHead to any node of the session", () => {
+        store.createSession("s1");
+        store.commit("s1", [append(node("c1", 0)), append(node("l1", 1, { caller: "c1", role: "llm" }))]);
+        expect(store.head("s1")).toBe("c1");
+        store.setHead("s1", "l1");
+        expect(store.getSession("s1").headId).toBe("l1");
+      });
+    });
+
+    describe("inspection", () => {
+      test("exportGraph renders the mermaid flowchart of a small known run", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "u1", role: "user", name: "user", input: "Find sources" });
+        writer.append({ id: "c1", role: "code", name: "Researcher.research", predecessor: "u1", metadata: { status: "running" } });
+        writer.append({ id: "l1", role: "llm", name: "model-a", caller: "c1" });
+        writer.append({ id: "c2", role: "code", name: "Wiki.search", caller: "c1", predecessor: "l1", metadata: { status: "completed" } });
+        writer.append({ id: "l2", role: "llm", name: "model-a", caller: "c1", predecessor: "c2" });
+        writer.update("c1", { metadata: { status: "completed" } });
+        writer.flush();
+        expect(store.exportGraph("s1", { format: "mermaid" })).toBe(
+          [
+            "flowchart TD",
+            '  n0["user: user"]',
+            '  n1["code: Researcher.research (completed)"]',
+            '  n2["llm: model-a"]',
+            '  n3["code: Wiki.search (completed)"]',
+            '  n4["llm: model-a"]',
+            "  n0 --> n1",
+            "  n1 -.-> n2",
+            "  n1 -.-> n3",
+            "  n2 --> n3",
+            "  n1 -.-> n4",
+            "  n3 --> n4",
+            "  classDef head stroke-width:3px",
+            "  class n1 head",
+            "",
+          ].join("\n"),
+        );
+        const dot = store.exportGraph("s1", { format: "dot" });
+        expect(dot).toContain('n1 [label="code: Researcher.research (completed)", penwidth=3];');
+        expect(dot).toContain("n0 -> n1;");
+        expect(dot).toContain("n1 -> n2 [style=dashed];");
+        const json = JSON.parse(store.exportGraph("s1", { format: "json" })) as { session: { id: string }; nodes: unknown[] };
+        expect(json.session.id).toBe("s1");
+        expect(json.nodes).toHaveLength(5);
+      });
+
+      test("interruptRunning marks the store's running nodes interrupted", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1");
+        writer.append({ id: "c", role: "code", name: "A.run", metadata: { status: "running" } });
+        writer.append({ id: "d", role: "code", name: "A.run", metadata: { status: "completed" } });
+        writer.flush();
+        expect(store.interruptRunning()).toBe(1);
+        expect(store.readNodes("s1").map((stored) => stored.metadata["status"])).toEqual(["interrupted", "completed"]);
+        expect(store.interruptRunning()).toBe(0);
+      });
+
+      test("store.flush() commits every writer with a pending batch", () => {
+        store.createSession("s1");
+        store.createSession("s2");
+        const one = new SessionNodeWriter(store, "s1", { batching: "manual" });
+        const two = new SessionNodeWriter(store, "s2", { batching: "manual" });
+        one.append({ id: "a", role: "user", name: "user" });
+        two.append({ id: "b", role: "user", name: "user" });
+        store.flush();
+        expect(store.getSession("s1").nodeCount + store.getSession("s2").nodeCount).toBe(2);
+        expect(one.pending + two.pending).toBe(0);
+      });
+    });
+  });
+}
