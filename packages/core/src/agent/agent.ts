@@ -4,6 +4,7 @@ import { DecisionError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
 import type { ToolChoice } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
+import type { RunEvents } from "../runtime/run-events";
 import type { ScopeOwner } from "../scope/enter-scope";
 import type { Tool } from "../tools/tool";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
@@ -144,6 +145,11 @@ export class Agent implements ScopeOwner {
   /** The Context the agent's calls bind when called from outside any call. */
   get context(): Context {
     return (this.#ownContext ??= new Context());
+  }
+
+  /** @internal see {@link ScopeOwner} */
+  eventsFor(parent: RunEvents | undefined): RunEvents | undefined {
+    return this.runtime.eventsUnder(parent);
   }
 
   /** @internal see {@link ScopeOwner} */

@@ -220,22 +220,27 @@ export class Context implements Iterable<[string, unknown]> {
    * every scoped call and model request inside it use this Context).
    */
   bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+    // The call in which bind() is called is captured now (like AsyncResource.bind): a callback run later
+    // from an event emitter still belongs to that call, its run, its signal and its cancellation.
+    const captured = currentScope();
     return (...args: A): R => {
-      const scope = currentScope();
+      const scope = captured ?? currentScope();
       const store = this.store ?? scope?.writer;
-      const silenced = store !== undefined && scope?.suppressed === store;
+      // Under an `expose: "hidden"` call, bound work on the silenced store records nothing either;
+      // neither does work of a run that was cancelled meanwhile.
+      const silenced = store !== undefined && (scope?.suppressed === store || scope?.region?.closed === true);
       const bound: CallScope = {
         context: this,
         execution: scope?.execution,
         events: scope?.events,
         fn: scope?.fn,
-        // Under an `expose: "hidden"` call, bound work on the silenced store records nothing either.
         writer: silenced ? undefined : store,
         cursor: !silenced && scope?.cursor?.writer === store ? scope?.cursor : undefined,
         toolCall: undefined,
         suppressed: scope?.suppressed,
         signal: scope?.signal,
         region: scope?.region,
+        steps: scope?.steps,
       };
       return withFrameData(bound, fn, ...args);
     };

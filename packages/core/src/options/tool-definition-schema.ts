@@ -1,6 +1,6 @@
 import type { ToolDefinition } from "../tools/tool";
 import { isStandardSchema } from "../tools/schema";
-import { boolean, func, isObject, optionsSchema, required, rule, string } from "./option-schema";
+import { boolean, func, isObject, optionsSchema, positiveNumber, required, rule, string } from "./option-schema";
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -17,4 +17,5 @@ export const toolDefinitionSchema = optionsSchema<ToolDefinition<unknown, unknow
   ),
   execute: required(func("a function (args, { signal }) => result")),
   poll: boolean,
+  timeout: positiveNumber,
 });

@@ -40,22 +40,52 @@ export function raceSignal<T>(work: Promise<T>, signal: AbortSignal | undefined)
     return Promise.reject(abortReason(signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
+    const stop = onAbort(signal, () => {
       work.catch(ignore);
       reject(abortReason(signal));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
+    });
     work.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         reject(error);
       },
     );
   });
+}
+
+/** Callbacks waiting on each signal: one native listener per signal, however many runs share it. */
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `callback` once when `signal` fires; returns a function that stops
+ * waiting. Many concurrent runs on one long-lived signal (a server's
+ * shutdown signal) share one listener on it, so Node never warns of a
+ * listener leak.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let callbacks = waiting.get(signal);
+  if (callbacks === undefined) {
+    const registered = new Set<() => void>();
+    callbacks = registered;
+    waiting.set(signal, registered);
+    signal.addEventListener(
+      "abort",
+      () => {
+        waiting.delete(signal);
+        for (const waiter of registered) waiter();
+      },
+      { once: true },
+    );
+  }
+  const own = callbacks;
+  own.add(callback);
+  return () => {
+    own.delete(callback);
+  };
 }
 
 /** One signal that fires when either does (undefined when neither exists). */
@@ -74,16 +104,26 @@ export function joinSignals(a: AbortSignal | undefined, b: AbortSignal | undefin
  */
 export class CancellationRegion {
   private readonly open = new Map<string, SessionNodeWriter>();
-  private readonly onAbort = (): void => this.cancelOpenNodes();
+  private cancelled = false;
+  private readonly stop: () => void;
 
   constructor(readonly signal: AbortSignal) {
-    if (signal.aborted) return;
-    signal.addEventListener("abort", this.onAbort, { once: true });
+    if (signal.aborted) {
+      this.cancelled = true;
+      this.stop = ignore;
+      return;
+    }
+    this.stop = onAbort(signal, () => this.cancelOpenNodes());
   }
 
-  /** Whether writes under this region are still allowed. */
+  /**
+   * True once the region was cancelled while its work ran: writes under it
+   * are dropped from then on. A signal that fires after the region was
+   * disposed (the run had ended) cancels nothing, and detached work that
+   * outlived the run records as usual.
+   */
   get closed(): boolean {
-    return this.signal.aborted;
+    return this.cancelled;
   }
 
   opened(writer: SessionNodeWriter, nodeId: string): void {
@@ -96,10 +136,11 @@ export class CancellationRegion {
 
   /** Stops listening (the work under the region has finished). Open nodes stay tracked. */
   dispose(): void {
-    this.signal.removeEventListener("abort", this.onAbort);
+    this.stop();
   }
 
   private cancelOpenNodes(): void {
+    this.cancelled = true;
     const reason = abortReason(this.signal);
     const error = describeError(reason);
     const writers = new Set<SessionNodeWriter>();

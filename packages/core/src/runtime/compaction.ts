@@ -3,7 +3,7 @@ import { textOf } from "../model/content";
 import type { ModelProvider } from "../model/model-provider";
 import type { Logger } from "pino";
 import { abortReason, raceSignal } from "./cancellation";
-import type { Execution } from "./execution";
+import type { Execution, StepBudget } from "./execution";
 
 /** What compaction produced. */
 export interface Compaction {
@@ -31,7 +31,7 @@ const TRUNCATED_CHARS = 2_000;
 export async function compactConversation(
   messages: readonly Message[],
   leading: readonly ContentBlock[],
-  options: { provider: ModelProvider; model: string; execution: Execution; logger: Logger; signal: AbortSignal | undefined },
+  options: { provider: ModelProvider; model: string; execution: Execution; steps: StepBudget; logger: Logger; signal: AbortSignal | undefined },
 ): Promise<Compaction | undefined> {
   let cut = -1;
   for (let i = messages.length - 1; i > 0; i--) {
@@ -46,7 +46,7 @@ export async function compactConversation(
   let summary: string;
   let truncated = false;
   try {
-    options.execution.step();
+    options.execution.step(options.steps);
     const response = await raceSignal(options.provider.complete(
       {
         model: options.model,

@@ -1,5 +1,11 @@
 import { MaxStepsExceededError } from "../errors/core-errors";
 
+/** How far one loop may count {@link Execution.steps}: up to `limit`, a budget of `size` requests. */
+export interface StepBudget {
+  readonly limit: number;
+  readonly size: number;
+}
+
 /**
  * The state one run shares with every run nested inside it: the step
  * budget, the guard refusals and loop blocks seen so far, and the error
@@ -19,20 +25,25 @@ export class Execution {
   /** Why the run was aborted; nested loops rethrow it instead of reporting it to the model. */
   abortError: unknown = undefined;
 
-  constructor(
-    /** Model requests allowed to the run and its nested runs; a nested runtime can only lower it. */
-    public maxSteps: number,
-  ) {}
-
-  /** Lowers the shared budget to `maxSteps` when that is smaller (a nested runtime's own limit). */
-  limitSteps(maxSteps: number): void {
-    if (maxSteps < this.maxSteps) this.maxSteps = maxSteps;
+  /**
+   * Counts one model request against `budget`: the step budget of the loop
+   * making it (see {@link StepBudget}). Exceeding it aborts the whole run.
+   */
+  step(budget: StepBudget): number {
+    if (this.steps >= budget.limit) throw this.abort(new MaxStepsExceededError(budget.size));
+    return ++this.steps;
   }
 
-  /** Counts one model request against the shared budget. */
-  step(): number {
-    if (this.steps >= this.maxSteps) throw this.abort(new MaxStepsExceededError(this.maxSteps));
-    return ++this.steps;
+  /**
+   * The step budget of a loop starting now with its runtime's `maxSteps`:
+   * counted from this moment, and never beyond what the loop it runs in has
+   * left (`parent`), so a nested runtime can only lower the budget, and only
+   * while its loop runs.
+   */
+  budget(maxSteps: number, parent: StepBudget | undefined): StepBudget {
+    const own = this.steps + maxSteps;
+    if (parent !== undefined && parent.limit <= own) return parent;
+    return { limit: own, size: maxSteps };
   }
 
   /** Marks the run aborted by `error` (the first abort wins) and returns it. */

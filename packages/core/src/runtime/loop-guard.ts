@@ -29,6 +29,8 @@ export class LoopGuard {
   private readonly reported = new Map<string, number>();
 
   readonly config: LoopDetectionConfig;
+  /** Blocks in the run before this loop started: its `maxBlockedCalls` counts its own and its nested loops' blocks. */
+  private readonly blockedBefore: number;
 
   constructor(
     private readonly execution: Execution,
@@ -36,6 +38,7 @@ export class LoopGuard {
     settings: ResolvedLoopDetection,
   ) {
     this.config = settings.config;
+    this.blockedBefore = execution.blockedCalls;
     this.detector = settings.detector();
     this.compaction = new PostCompactionGuard(settings.config.postCompactionGuard, { enabled: settings.userEnabled });
   }
@@ -98,7 +101,7 @@ export class LoopGuard {
       count: verdict.count,
       message: verdict.message,
     });
-    if (execution.blockedCalls >= this.config.maxBlockedCalls) {
+    if (execution.blockedCalls - this.blockedBefore >= this.config.maxBlockedCalls) {
       throw execution.abort(
         new ToolLoopError(verdict.detector, verdict.count, call.name, { blockedCalls: execution.blockedCalls }),
       );

@@ -1,3 +1,4 @@
+import { types } from "node:util";
 import * as guard from "@rein/guard";
 import { currentChain, deniedTools, depthOf, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
@@ -46,9 +47,8 @@ export interface ExecResult {
  */
 export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): Promise<ExecResult> {
   const scope = currentScope();
-  let execution = scope?.execution;
-  if (execution === undefined) execution = new Execution(settings.maxSteps);
-  else execution.limitSteps(settings.maxSteps);
+  const execution = scope?.execution ?? new Execution();
+  const steps = execution.budget(settings.maxSteps, scope?.steps);
   const events = scope?.events?.nested(settings.logger, settings.onEvent) ?? RunEvents.root(settings.logger, settings.onEvent);
   const context = request.context ?? scope?.context ?? new Context();
   // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
@@ -81,6 +81,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     suppressed: scope?.suppressed,
     signal,
     region,
+    steps,
   };
   const run = withFrameData(owner, loop, settings, request, execution, owner, events);
   if (base === undefined && region === scope?.region) return run;
@@ -99,6 +100,7 @@ async function loop(
   events: RunEvents,
 ): Promise<ExecResult> {
   const { context, cursor, signal, region } = owner;
+  const steps = owner.steps!;
   const provider = settings.provider();
   const model = request.model ?? settings.model ?? provider.modelId;
   const maxIterations = request.maxIterations ?? settings.maxIterations;
@@ -117,7 +119,9 @@ async function loop(
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
   const leading: ContentBlock[] =
     fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(settings.recursionLimit), toolName: fn.toolName }))];
-  const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await context.render()), ...carriedOther, ...content];
+  // Context providers are user code that may hang: raced like any other pending work of the run.
+  if (aborted(signal)) throw abortReason(signal!);
+  const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await raceSignal(context.render(), signal)), ...carriedOther, ...content];
   let messages: Message[] = [...history, { role: "user", content: opening }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   try {
@@ -130,7 +134,7 @@ async function loop(
     let compactions = 0;
     const compact = async (): Promise<boolean> => {
       if (compactions >= MAX_COMPACTIONS) return false;
-      const compacted = await compactConversation(messages, leading, { provider, model, execution, logger: events.logger, signal });
+      const compacted = await compactConversation(messages, leading, { provider, model, execution, steps, logger: events.logger, signal });
       if (compacted === undefined) return false;
       compactions++;
       messages = compacted.messages;
@@ -151,7 +155,7 @@ async function loop(
       if (settings.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > settings.maxContextTokens) {
         await compact();
       }
-      const step = execution.step();
+      const step = execution.step(steps);
       if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
       let response: ModelResponse;
       try {
@@ -183,7 +187,7 @@ async function loop(
       // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
       messages.push({
         role: "user",
-        content: [...results, ...loopGuard.takeNotices(), ...(await context.render({ includeStatic: false }))],
+        content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render({ includeStatic: false }), signal))],
       });
       recordedInput = results;
     }
@@ -197,11 +201,13 @@ async function loop(
  * not an Error, and a response without content, become {@link ProviderError}s.
  */
 async function requestModel(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+  // Checked right before sending (a listener of the `model-request` event may have cancelled): no paid request after a cancel.
+  if (aborted(signal)) throw abortReason(signal!);
   let answer: ModelResponse;
   try {
     answer = await raceSignal(callProvider(provider, request, signal), signal);
   } catch (error) {
-    if (aborted(signal) || (typeof error === "object" && error !== null && typeof (error as Error).message === "string")) throw error;
+    if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
     throw new ProviderError(`model provider '${provider.providerId}' failed: it threw ${describeError(error)}`, {
       provider: String(provider.providerId),
       cause: error,

@@ -1,10 +1,13 @@
+import { EventEmitter, getEventListeners } from "node:events";
 import { runInFrame, ToolLoopError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ProviderError } from "../model/provider-errors";
 import { ScriptedProvider, type ScriptedTurn } from "../model/scripted-provider";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
+import { CancelledError } from "../errors/core-errors";
 import { currentSignal } from "../scope/call-scope";
+import { addPreInvocationHook, removePreInvocationHook } from "../scope/hooks";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionNode } from "../session/session-node";
@@ -197,22 +200,44 @@ describe("nested agents keep their own settings", () => {
     expect(logged.some((message) => message.includes("Unknown tool 'nope'"))).toBe(true);
   });
 
-  it("a nested runtime's maxSteps can only lower the shared budget", async () => {
-    const inner = new ScriptedProvider([{ toolCalls: [{ name: "nope", input: { n: 1 } }] }], { whenExhausted: "repeat-last" });
+  it("a nested runtime's maxSteps bounds its own loop, counted from its start; the run still shares one budget", async () => {
+    // A nested loop stuck making requests is stopped by its own runtime's budget of 3.
+    const stuckInner = new ScriptedProvider([{ toolCalls: [{ name: "nope", input: { n: 1 } }] }], { whenExhausted: "repeat-last" });
     class Worker extends Agent {
       async work() {
         return this.ask("work");
       }
     }
-    class Chief extends Agent {
-      static methodOptions = { delegate: { tool: true, description: "Delegate." } };
-      async delegate() {
-        return new Worker({ runtime: new Runtime({ provider: inner, maxSteps: 3, loopDetection: { enabled: false } }) }).work();
-      }
-    }
+    const chief = (inner: ScriptedProvider, maxSteps: number) =>
+      class Chief extends Agent {
+        static methodOptions = { delegate: { tool: true, description: "Delegate." }, look: { tool: true, description: "Look." } };
+        look(n: number) {
+          return `looked ${n}`;
+        }
+        async delegate() {
+          return new Worker({ runtime: new Runtime({ provider: inner, maxSteps, loopDetection: { enabled: false } }) }).work();
+        }
+      };
+    const Stuck = chief(stuckInner, 3);
     const outer = new ScriptedProvider([{ toolCalls: [{ name: "delegate" }] }, "done"]);
-    await expect(new Chief({ runtime: new Runtime({ provider: outer, maxSteps: 100 }) }).ask("go")).rejects.toThrow("budget of 3");
-    expect(inner.requests).toHaveLength(2);
+    await expect(new Stuck({ runtime: new Runtime({ provider: outer, maxSteps: 100 }) }).ask("go")).rejects.toThrow("budget of 3");
+    expect(stuckInner.requests).toHaveLength(3);
+
+    // The parent's earlier requests do not count against the nested budget, and the nested budget ends with its loop.
+    const quickInner = new ScriptedProvider(["worked"]);
+    const Quick = chief(quickInner, 3);
+    const looks = Array.from({ length: 6 }, (_, n) => ({ toolCalls: [{ name: "look", input: { n } }] }));
+    const busy = new ScriptedProvider([...looks, { toolCalls: [{ name: "delegate" }] }, ...looks, "all done"]);
+    await expect(new Quick({ runtime: new Runtime({ provider: busy, maxSteps: 100 }) }).ask("go")).resolves.toBe("all done");
+    expect(quickInner.requests).toHaveLength(1);
+    expect(busy.requests).toHaveLength(14);
+
+    // A nested budget never exceeds what the run has left.
+    const greedyInner = new ScriptedProvider([{ toolCalls: [{ name: "nope", input: { n: 1 } }] }], { whenExhausted: "repeat-last" });
+    const Greedy = chief(greedyInner, 50);
+    const small = new ScriptedProvider([{ toolCalls: [{ name: "delegate" }] }, "done"]);
+    await expect(new Greedy({ runtime: new Runtime({ provider: small, maxSteps: 4 }) }).ask("go")).rejects.toThrow("budget of 4");
+    expect(greedyInner.requests).toHaveLength(3);
   });
 });
 
@@ -392,6 +417,7 @@ describe("records and errors for non-Error throws", () => {
     ["a string", "overloaded"],
     ["undefined", undefined],
     ["a plain object", { code: 500 }],
+    ["an error-like plain object", { message: "rate limited", status: 429 }],
   ])("a provider throwing %s reaches the caller as a ProviderError", async (_label, thrown) => {
     const provider: ModelProvider = {
       specificationVersion: "rein-model-v1",
@@ -501,6 +527,209 @@ describe("the session cursor", () => {
     ]);
     // The slow loop finished last, so the call's next request continues its branch.
     expect(answer("third answer").predecessor).toBe(answer("slow answer").id);
+  });
+});
+
+describe("cancellation belongs to the run that owns the signal", () => {
+  it("a tool cancelled by its own timeout, or a nested agent's own signal, is a tool error; the run goes on", async () => {
+    const fetchy = tool({
+      name: "fetchy",
+      description: "Fetch with its own timeout.",
+      execute: async () => {
+        const own = AbortSignal.timeout(5);
+        await new Promise((_, reject) => own.addEventListener("abort", () => reject(own.reason)));
+      },
+    });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "fetchy" }] }, "recovered"]);
+    await expect(new Runtime({ provider: model }).exec({ content: "x", tools: [fetchy] })).resolves.toMatchObject({ text: "recovered" });
+    expect(String(toolResults(model.requests[1])[0].content)).toContain("was cancelled");
+
+    class Inner extends Agent {
+      async dig() {
+        return this.ask("dig", { signal: AbortSignal.timeout(20), runtime: new Runtime({ provider: deafProvider() }) });
+      }
+    }
+    class Outer extends Agent {
+      static methodOptions = { delegate: { tool: true, description: "Delegate." } };
+      async delegate() {
+        return new Inner().dig();
+      }
+    }
+    const outer = new ScriptedProvider([{ toolCalls: [{ name: "delegate" }] }, "went on"]);
+    await expect(new Outer({ runtime: new Runtime({ provider: outer }) }).ask("go")).resolves.toBe("went on");
+  });
+
+  it("a pre-invocation hook refusing one tool call cancels that call only", async () => {
+    class Guarded extends Agent {
+      static methodOptions = { risky: { tool: true, description: "Risky." } };
+      risky() {
+        return "ran";
+      }
+    }
+    const hook = ({ name }: { name: string }) => {
+      if (name === "Guarded.risky") throw new CancelledError("policy: not now");
+    };
+    addPreInvocationHook(hook);
+    try {
+      const model = new ScriptedProvider([{ toolCalls: [{ name: "risky" }] }, "understood"]);
+      await expect(new Guarded({ runtime: new Runtime({ provider: model }) }).ask("go")).resolves.toBe("understood");
+      expect(String(toolResults(model.requests[1])[0].content)).toContain("policy: not now");
+    } finally {
+      removePreInvocationHook(hook);
+    }
+  });
+
+  it("a signal fired from a tool-call or model-request listener stops that tool or request before it starts", async () => {
+    let ran = 0;
+    const rm = tool({ name: "rm", description: "Delete.", execute: () => (ran++, "deleted") });
+    const first = new AbortController();
+    const run = new Runtime({
+      provider: new ScriptedProvider([{ toolCalls: [{ name: "rm" }] }, "done"]),
+      onEvent: (e) => e.type === "tool-call" && first.abort(),
+    }).exec({ content: "x", tools: [rm], signal: first.signal });
+    await expect(run).rejects.toMatchObject({ name: "AbortError" });
+    expect(ran).toBe(0);
+
+    const second = new AbortController();
+    const model = new ScriptedProvider(["never"]);
+    const request = new Runtime({ provider: model, onEvent: (e) => e.type === "model-request" && second.abort() }).exec({
+      content: "x",
+      signal: second.signal,
+    });
+    await expect(request).rejects.toMatchObject({ name: "AbortError" });
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it("a Context provider that hangs cannot hold a cancelled run", async () => {
+    const context = new Context({}, { providers: { slow: () => new Promise(() => {}) } });
+    const controller = new AbortController();
+    const run = new Runtime({ provider: new ScriptedProvider(["hi"]) }).exec({ content: "x", context, signal: controller.signal });
+    await settle(10);
+    const abortedAt = Date.now();
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: "AbortError" });
+    expect(Date.now() - abortedAt).toBeLessThan(100);
+  });
+
+  it("a signal that fires after the run ended cancels nothing: detached work records as usual", async () => {
+    const { context, nodes, writer } = sessionOf();
+    class Background extends Agent {
+      static methodOptions = { kick: { tool: true, description: "Start background work." } };
+      kick() {
+        void this.background();
+        return "kicked";
+      }
+      async background() {
+        await settle(60);
+        return "background done";
+      }
+    }
+    const controller = new AbortController();
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "kick" }] }, "done"]);
+    await expect(new Background({ runtime: new Runtime({ provider: model }), context }).ask("go", { signal: controller.signal })).resolves.toBe("done");
+    controller.abort(); // e.g. the HTTP request closed after the response was sent
+    await settle(100);
+    writer.flush();
+    expect(nodes().find((n) => n.name === "Background.background")?.metadata["status"]).toBe("completed");
+    expect(nodes().some((n) => n.metadata["status"] === "running")).toBe(false);
+  });
+
+  it("many concurrent runs on one long-lived signal add one listener to it, so Node never warns of a leak", async () => {
+    const shared = new AbortController();
+    const slow = tool({ name: "slow", description: "Slow.", execute: () => settle(20).then(() => "ok") });
+    const runs = Array.from({ length: 20 }, () =>
+      new Runtime({ provider: new ScriptedProvider([{ toolCalls: [{ name: "slow" }] }, "done"]) }).exec({
+        content: "x",
+        tools: [slow],
+        signal: shared.signal,
+      }),
+    );
+    await settle(5); // every run is now waiting on its tool
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(1);
+    await Promise.all(runs);
+  });
+
+  it("Context.bind keeps the call it was bound in: a callback fired later, after a cancel, records nothing", async () => {
+    const { context, nodes, writer, store } = sessionOf();
+    const emitter = new EventEmitter();
+    class Slow extends Agent {
+      static methodOptions = { crawl: { tool: true, description: "Crawl." } };
+      async crawl() {
+        emitter.on("done", Context.current()!.bind(() => this.note()));
+        await settle(300);
+        return "crawled";
+      }
+      note() {
+        return "late";
+      }
+    }
+    const controller = new AbortController();
+    const run = new Slow({ runtime: new Runtime({ provider: new ScriptedProvider([{ toolCalls: [{ name: "crawl" }] }, "done"]) }), context }).ask("go", {
+      signal: controller.signal,
+    });
+    await settle(10);
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: "AbortError" });
+    writer.flush();
+    const head = store.head("s");
+    emitter.emit("done");
+    writer.flush();
+    expect(nodes().some((n) => n.name === "Slow.note")).toBe(false);
+    expect(store.head("s")).toBe(head);
+  });
+});
+
+describe("events of calls outside any loop", () => {
+  it("an agent's runtime hears node events of its calls made outside a model-tool loop, and a nested agent's runtime of its own", async () => {
+    const outerEvents: RuntimeEvent[] = [];
+    const innerEvents: RuntimeEvent[] = [];
+    const { context } = sessionOf();
+    class Inner extends Agent {
+      async dig() {
+        return this.ask("dig");
+      }
+    }
+    const innerRuntime = new Runtime({ provider: new ScriptedProvider(["dug"]), onEvent: (e) => innerEvents.push(e) });
+    class Outer extends Agent {
+      static methodOptions = { delegate: { tool: true, description: "Delegate." } };
+      helper() {
+        return "helped";
+      }
+      async research() {
+        this.helper();
+        return this.ask("go");
+      }
+      async delegate() {
+        return new Inner({ runtime: innerRuntime }).dig();
+      }
+    }
+    const outerModel = new ScriptedProvider([{ toolCalls: [{ name: "delegate" }] }, "done"]);
+    await new Outer({ runtime: new Runtime({ provider: outerModel, onEvent: (e) => outerEvents.push(e) }), context }).research();
+    const names = (events: RuntimeEvent[], type: string) =>
+      events.filter((e) => e.type === type && "role" in e && e.role === "code").map((e) => (e as { name: string }).name);
+    expect(names(outerEvents, "node-start")).toEqual(["Outer.research", "Outer.helper", "Outer.delegate", "Inner.dig"]);
+    expect(names(outerEvents, "node-end")).toEqual(["Outer.helper", "Inner.dig", "Outer.delegate", "Outer.research"]);
+    expect(names(innerEvents, "node-start")).toEqual(["Inner.dig"]);
+  });
+});
+
+describe("tool({ timeout })", () => {
+  it("a plain tool's timeout fires its signal with a ToolTimeoutError and the model gets a tool error", async () => {
+    let reason: unknown;
+    const slow = tool({
+      name: "slow",
+      description: "Slow.",
+      timeout: 20,
+      execute: (_args, { signal }) =>
+        new Promise((resolve) => {
+          signal?.addEventListener("abort", () => (reason = signal.reason));
+          setTimeout(() => resolve("late"), 200);
+        }),
+    });
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "slow" }] }, "moved on"]);
+    await expect(new Runtime({ provider: model }).exec({ content: "x", tools: [slow] })).resolves.toMatchObject({ text: "moved on" });
+    expect(reason).toMatchObject({ name: "ToolTimeoutError", timeoutMs: 20 });
+    expect(String(toolResults(model.requests[1])[0].content)).toContain("timed out after 20 ms");
   });
 });
 

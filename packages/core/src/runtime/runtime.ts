@@ -8,6 +8,7 @@ import type { ExecRequest } from "./exec-request";
 import { LoopGuard, type ResolvedLoopDetection } from "./loop-guard";
 import type { LoopSettings } from "./loop-settings";
 import { runModelToolLoop, type ExecResult } from "./model-tool-loop";
+import { RunEvents } from "./run-events";
 import type { RuntimeEventListener } from "./runtime-events";
 
 export type { ExecRequest } from "./exec-request";
@@ -79,6 +80,7 @@ export class Runtime {
   /** Loop settings resolved once per agent loop-detection object (the common case: one per agent class). */
   private readonly resolved = new WeakMap<object, LoopSettings>();
   private ownSettings: LoopSettings | undefined;
+  private rootEvents: RunEvents | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     checkRuntimeOptions(options);
@@ -118,6 +120,14 @@ export class Runtime {
       return Promise.reject(error);
     }
     return runModelToolLoop(this.settingsFor(request.loopDetection), request);
+  }
+
+  /**
+   * @internal Where calls of agents using this runtime report: its listener
+   * and logger, under the caller's sink when there is one.
+   */
+  eventsUnder(parent: RunEvents | undefined): RunEvents {
+    return parent === undefined ? (this.rootEvents ??= RunEvents.root(this.logger, this.onEvent)) : parent.nested(this.logger, this.onEvent);
   }
 
   /** This runtime's settings for a loop of an agent with `perAgent` loop-detection options. */

@@ -6,7 +6,7 @@ import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { ProviderError } from "../model/provider-errors";
 import type { CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
-import { CancellationRegion, describeError, isCancellation, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, describeError, isCancellation, joinSignals, raceSignal } from "./cancellation";
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
@@ -84,6 +84,9 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
   } catch (error) {
     if (site.execution.isAbortError(error) || site.signal?.aborted === true || endsTheRun(error)) throw error;
     if (GuardError.isInstance(error)) return refused(call, error, site);
+    // Cancelled on its own (its own timeout, a nested agent's own signal, a hook refusing this one call):
+    // that call is over, the run is not.
+    if (isCancellation(error)) return failed(call, `Tool '${call.name}' was cancelled: ${errorText(error)}`, error);
     if (ToolArgumentsError.isInstance(error)) {
       return failed(call, `${error.message}. Call '${call.name}' again with arguments matching its schema.`, error);
     }
@@ -99,6 +102,8 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
  * and races it: a tool that ignores its signal cannot hold the run.
  */
 function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknown> {
+  // A signal that fired before the call started (even from a listener of its `tool-call` event) stops it unstarted.
+  if (site.signal?.aborted === true) return Promise.reject(abortReason(site.signal));
   const parent = site.scope;
   let signal = site.signal;
   let region = parent.region;
@@ -139,13 +144,13 @@ function errorText(error: unknown): string {
 
 /**
  * Errors the model cannot do anything about end the run instead of
- * becoming a tool result: cancellation, the step budget, a provider
- * failure, and a developer's code or configuration mistake (`UsageError`,
- * e.g. a nested agent with no provider or a second writer on the session).
+ * becoming a tool result: the step budget, a provider failure, and a
+ * developer's code or configuration mistake (`UsageError`, e.g. a nested
+ * agent with no provider or a second writer on the session). Cancellation
+ * ends the run only when it is the run's own (its signal fired).
  */
 function endsTheRun(error: unknown): boolean {
   return (
-    isCancellation(error) ||
     UsageError.isInstance(error) ||
     MaxStepsExceededError.isInstance(error) ||
     ProviderError.isInstance(error) ||

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { currentFrameData } from "@rein/guard";
 import type { Context } from "../context/context";
-import type { Execution } from "../runtime/execution";
+import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
@@ -60,6 +60,8 @@ export interface CallScope {
   readonly signal: AbortSignal | undefined;
   /** The calls recorded under {@link signal}, cancelled when it fires. */
   readonly region: CancellationRegion | undefined;
+  /** The model-request budget of the innermost running loop. */
+  readonly steps?: StepBudget;
 }
 
 const frameData = currentFrameData;

@@ -3,6 +3,7 @@ import type { ChainLimits, Frame } from "@rein/guard";
 import { Context } from "../context/context";
 import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
 import { describeError, isCancellation } from "../runtime/cancellation";
+import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { SessionCursor } from "./session-cursor";
@@ -17,6 +18,12 @@ export interface ScopeOwner {
   contextFor(callerContext: Context | undefined): Context;
   /** Guard limits of the owner (recursion ceiling, cycle repeats, chain depth); undefined = defaults. */
   readonly scopeLimits: ChainLimits | undefined;
+  /**
+   * Where the owner's calls report: its runtime's listener and logger,
+   * chained under the caller's sink (so calls outside any model-tool loop
+   * report too, and a nested agent's runtime hears its own calls).
+   */
+  eventsFor?(parent: RunEvents | undefined): RunEvents | undefined;
 }
 
 /**
@@ -40,6 +47,7 @@ export function enterFunctionScope<A extends unknown[], R>(
     const parent = currentScope();
     const context = owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
     const store = context.store;
+    const events = owner?.eventsFor === undefined ? parent?.events : owner.eventsFor(parent?.events);
     let writer = store;
     let suppressed = parent?.suppressed;
     if (store !== undefined) {
@@ -52,13 +60,13 @@ export function enterFunctionScope<A extends unknown[], R>(
         // Work left running after its run was cancelled writes nothing more.
         writer = undefined;
       } else {
-        call = openCall(store, parent, context, info, args);
+        call = openCall(store, parent, context, info, args, events);
       }
     }
     const scope: CallScope = {
       context,
       execution: parent?.execution,
-      events: parent?.events,
+      events,
       fn: info,
       writer,
       cursor: call?.cursor,
@@ -66,6 +74,7 @@ export function enterFunctionScope<A extends unknown[], R>(
       suppressed,
       signal: parent?.signal,
       region: parent?.region,
+      steps: parent?.steps,
     };
     if (call !== undefined) call.scope = scope;
     const limits = owner?.scopeLimits;
@@ -122,6 +131,7 @@ function openCall(
   context: Context,
   info: ScopedFunctionInfo,
   args: readonly unknown[],
+  events: RunEvents | undefined,
 ): RecordedCall {
   const id = newNodeId();
   const metadata: Record<string, unknown> = { status: "running", doc: info.doc };
@@ -138,7 +148,6 @@ function openCall(
     appendEntry(writer, parent, linked, context, id, info.name, toRecordable(args), metadata);
   }
   parent?.region?.opened(writer, id);
-  const events = parent?.events;
   if (events?.listening === true) events.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
   return {
     writer,

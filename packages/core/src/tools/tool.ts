@@ -44,6 +44,11 @@ export interface ToolDefinition<Args, Result> {
   execute: (args: Args, options: ToolExecuteOptions) => Result | Promise<Result>;
   /** Marks the tool as a poll tool for loop detection. @default false */
   poll?: boolean;
+  /**
+   * Milliseconds a call may run; then `options.signal` fires with a
+   * `ToolTimeoutError` and the model gets a tool error. @default unlimited
+   */
+  timeout?: number;
 }
 
 /**
@@ -67,6 +72,7 @@ export function tool<Args = Record<string, unknown>, Result = unknown>(definitio
   return {
     spec: { name: definition.name, description: definition.description, parameters: schema.jsonSchema },
     poll: definition.poll ?? false,
+    timeout: definition.timeout,
     async execute(args, options = {}) {
       const value = await validateArguments(definition.name, schema, args);
       return enterFunctionScope(frame, info, undefined, definition.execute, undefined, [value as Args, options]);
