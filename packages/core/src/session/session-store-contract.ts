@@ -219,6 +219,19 @@ export function describeSessionStoreContract(name: string, makeStore: () => Sess
         expect(store.hasNode("s1", "c")).toBe(false);
       });
 
+      test("a writer's load() commits its queue and reads the session back as a graph", () => {
+        store.createSession("s1");
+        const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
+        writer.append({ id: "c", role: "code", name: "A.run", input: { query: "q" }, metadata: { status: "running" } });
+        writer.append({ id: "l", role: "llm", name: "model", caller: "c", output: { content: [] } });
+        const graph = writer.load();
+        expect(writer.pending).toBe(0);
+        expect(graph.size).toBe(2);
+        expect(graph.get("c")).toMatchObject({ input: { query: "q" }, metadata: { status: "running" } });
+        expect(graph.childrenOf("c").map((stored) => stored.id)).toEqual(["l"]);
+        expect(graph.spine("c").map((stored) => stored.id)).toEqual(["c"]);
+      });
+
       test("update merges metadata and replaces output", () => {
         store.createSession("s1");
         const writer = new SessionNodeWriter(store, "s1");
