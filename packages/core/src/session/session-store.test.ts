@@ -201,3 +201,19 @@ test("readNodes reads a session larger than one page (20,000 nodes) whole, in se
   expect(nodes[20_003]).toMatchObject({ input: { index: 20_003 }, output: undefined });
   expect(nodes[count - 1]).toMatchObject({ id: `n${count - 1}`, input: null });
 });
+
+test("a session deleted and created again gets a fresh writer, not the deleted session's", () => {
+  const store = openStore();
+  store.createSession("s", {});
+  const first = new SessionNodeWriter(store, "s");
+  first.append({ id: "a", role: "code", name: "f" });
+  first.append({ id: "b", role: "code", name: "f" });
+  first.flush();
+  store.deleteSession("s");
+  store.createSession("s", {});
+  const second = new SessionNodeWriter(store, "s");
+  expect(second).not.toBe(first);
+  second.append({ id: "c", role: "code", name: "f" });
+  second.flush();
+  expect(store.readNodes("s").map((node) => [node.id, node.seq])).toEqual([["c", 0]]);
+});

@@ -16,7 +16,7 @@ import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
-import { flushPendingWriters } from "./writer-registry";
+import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { installShutdownFlush } from "./shutdown-flush";
 import { SqliteConnection } from "./sqlite-connection";
 import { encodeOperation, nodeFromRow, READ_PAGE, sessionFromRow, type Row } from "./sqlite-rows";
@@ -159,6 +159,8 @@ export class SessionStore implements SessionStoreLike {
   deleteSession(id: string): void {
     checkSessionId("SessionStore.deleteSession", id);
     this.call("deleteSession", id);
+    // A session re-created under this id must get a fresh writer, not the deleted one's.
+    releaseSharedWriter(this, id);
   }
 
   head(sessionId: string): string | null {
@@ -287,6 +289,7 @@ export class SessionStore implements SessionStoreLike {
       }
     } finally {
       this.closed = true;
+      releaseSharedWriters(this);
       this.uninstallShutdown?.();
       try {
         this.connection.close();
