@@ -113,6 +113,8 @@ export class Agent implements ScopeOwner {
   readonly #classInfo: ClassInfo;
   #ownContext: Context | undefined;
   #tools: Map<string, Tool> | undefined;
+  #eventsFrom: RunEvents | undefined;
+  #events: RunEvents | undefined;
   /** @internal guard limits of this agent's runtime, read on every scoped call. */
   readonly scopeLimits: ChainLimits | undefined;
 
@@ -149,7 +151,10 @@ export class Agent implements ScopeOwner {
 
   /** @internal see {@link ScopeOwner} */
   eventsFor(parent: RunEvents | undefined): RunEvents | undefined {
-    return this.runtime.eventsUnder(parent);
+    // Every scoped call asks: the answer for the last caller's sink is kept (most calls come from one place).
+    if (this.#eventsFrom === parent && this.#events !== undefined) return this.#events;
+    this.#eventsFrom = parent;
+    return (this.#events = this.runtime.eventsUnder(parent));
   }
 
   /** @internal see {@link ScopeOwner} */
