@@ -61,11 +61,6 @@ export class LoopGuard {
     };
   }
 
-  /** Forgets this loop's window (the loop has ended). */
-  dispose(): void {
-    this.detector?.endRun(this.runId);
-  }
-
 
   /**
    * Checks a call before it runs. A warning is logged, emitted and queued

@@ -124,75 +124,67 @@ async function loop(
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await raceSignal(context.render(), signal)), ...carriedOther, ...content];
   let messages: Message[] = [...history, { role: "user", content: opening }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
-  try {
-    return await iterate();
-  } finally {
-    loopGuard.dispose();
-  }
+  let compactions = 0;
+  const compact = async (): Promise<boolean> => {
+    if (compactions >= MAX_COMPACTIONS) return false;
+    const compacted = await compactConversation(messages, leading, { provider, model, execution, steps, logger: events.logger, signal });
+    if (compacted === undefined) return false;
+    compactions++;
+    messages = compacted.messages;
+    const at = recorder();
+    const summaryNodeId = at === undefined ? undefined : appendSummaryNode(at, compacted.summary, compacted.truncated);
+    events.emit({ type: "context-compacted", removedMessages: compacted.removed, summaryNodeId });
+    events.logger.info({ removed: compacted.removed, truncated: compacted.truncated }, "context compacted");
+    loopGuard.armAfterCompaction();
+    return true;
+  };
 
-  async function iterate(): Promise<ExecResult> {
-    let compactions = 0;
-    const compact = async (): Promise<boolean> => {
-      if (compactions >= MAX_COMPACTIONS) return false;
-      const compacted = await compactConversation(messages, leading, { provider, model, execution, steps, logger: events.logger, signal });
-      if (compacted === undefined) return false;
-      compactions++;
-      messages = compacted.messages;
-      const at = recorder();
-      const summaryNodeId = at === undefined ? undefined : appendSummaryNode(at, compacted.summary, compacted.truncated);
-      events.emit({ type: "context-compacted", removedMessages: compacted.removed, summaryNodeId });
-      events.logger.info({ removed: compacted.removed, truncated: compacted.truncated }, "context compacted");
-      loopGuard.armAfterCompaction();
-      return true;
-    };
-
-    let recordedInput: readonly ContentBlock[] = content;
-    let toolChoice: ToolChoice | undefined = request.toolChoice;
-    let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-    for (let iteration = 1; iteration <= maxIterations; iteration++) {
-      if (execution.aborted) throw execution.abortError;
-      if (aborted(signal)) throw abortReason(signal!);
-      if (settings.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > settings.maxContextTokens) {
-        await compact();
-      }
-      const step = execution.step(steps);
-      if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
-      let response: ModelResponse;
-      try {
-        response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal);
-      } catch (error) {
-        const at = recorder();
-        if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
-        if (aborted(signal)) throw error;
-        // A context overflow compacts the oldest history and retries; anything else ends the loop.
-        if (ContextOverflowError.isInstance(error) && (await compact())) continue;
-        throw error;
-      }
-      // One write per request, once it is answered: an unanswered request has nothing to keep.
-      const at = recorder();
-      const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
-      if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
-      usage = addUsage(usage, response.usage);
-      messages.push({ role: "assistant", content: response.content });
-
-      const calls = response.content.filter((block) => block.type === "tool_use");
-      if (calls.length === 0) {
-        return { text: textOf(response.content), content: response.content, stopReason: response.stopReason, usage, requests: iteration };
-      }
-      // A forced choice applies to the first request only, or the model could never finish.
-      if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
-      const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard };
-      const results: ToolResultBlock[] = [];
-      for (const call of calls) results.push(await executeToolCall(call, site));
-      // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
-      messages.push({
-        role: "user",
-        content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render({ includeStatic: false }), signal))],
-      });
-      recordedInput = results;
+  let recordedInput: readonly ContentBlock[] = content;
+  let toolChoice: ToolChoice | undefined = request.toolChoice;
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  for (let iteration = 1; iteration <= maxIterations; iteration++) {
+    if (execution.aborted) throw execution.abortError;
+    if (aborted(signal)) throw abortReason(signal!);
+    if (settings.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > settings.maxContextTokens) {
+      await compact();
     }
-    throw new MaxIterationsExceededError(maxIterations);
+    const step = execution.step(steps);
+    if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
+    let response: ModelResponse;
+    try {
+      response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal);
+    } catch (error) {
+      const at = recorder();
+      if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
+      if (aborted(signal)) throw error;
+      // A context overflow compacts the oldest history and retries; anything else ends the loop.
+      if (ContextOverflowError.isInstance(error) && (await compact())) continue;
+      throw error;
+    }
+    // One write per request, once it is answered: an unanswered request has nothing to keep.
+    const at = recorder();
+    const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
+    if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+    usage = addUsage(usage, response.usage);
+    messages.push({ role: "assistant", content: response.content });
+
+    const calls = response.content.filter((block) => block.type === "tool_use");
+    if (calls.length === 0) {
+      return { text: textOf(response.content), content: response.content, stopReason: response.stopReason, usage, requests: iteration };
+    }
+    // A forced choice applies to the first request only, or the model could never finish.
+    if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
+    const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard };
+    const results: ToolResultBlock[] = [];
+    for (const call of calls) results.push(await executeToolCall(call, site));
+    // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
+    messages.push({
+      role: "user",
+      content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render({ includeStatic: false }), signal))],
+    });
+    recordedInput = results;
   }
+  throw new MaxIterationsExceededError(maxIterations);
 }
 
 /**
