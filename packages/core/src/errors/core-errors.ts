@@ -1,4 +1,5 @@
 import { ModelBehaviorError, ReinError, UsageError } from "@rein/guard";
+import { errorMessage } from "./describe-error";
 
 /**
  * A scoped call was cancelled before or while it ran: a pre-invocation hook
@@ -91,7 +92,7 @@ export class ContextProviderError extends UsageError {
   readonly providerName: string;
 
   constructor(providerName: string, cause: unknown) {
-    super(`Context provider '${providerName}' failed: ${reasonOf(cause)}`, { cause });
+    super(`Context provider '${providerName}' failed: ${errorMessage(cause)}`, { cause });
     this.providerName = providerName;
   }
 }
@@ -252,17 +253,5 @@ export class ContextStoreError extends UsageError {
         `one session takes one writer at a time — use Context.current() (or derive() from it), or give the nested agent its own session`,
     );
     this.sessionId = sessionId;
-  }
-}
-
-/** The message of an error, or a readable form of any other thrown value (never throws itself). */
-function reasonOf(cause: unknown): string {
-  if (cause instanceof Error) return cause.message;
-  try {
-    const message = (cause as { message?: unknown } | null)?.message;
-    if (typeof message === "string") return message;
-    return typeof cause === "object" && cause !== null ? (JSON.stringify(cause) ?? "an object") : String(cause);
-  } catch {
-    return "a value that cannot be shown";
   }
 }

@@ -1,4 +1,5 @@
 import { CancelledError } from "../errors/core-errors";
+import { describeError } from "../errors/describe-error";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 
 /**
@@ -160,19 +161,5 @@ export class CancellationRegion {
         // Reported by the writer's next flush.
       }
     }
-  }
-}
-
-/** `Name: message` of an error, or a readable form of any other thrown value. */
-export function describeError(error: unknown): string {
-  if (typeof error === "object" && error !== null) {
-    const { name, message } = error as { name?: unknown; message?: unknown };
-    if (typeof message === "string") return `${typeof name === "string" ? name : "Error"}: ${message}`;
-  }
-  if (error === undefined) return "undefined (a non-Error value was thrown)";
-  try {
-    return `${typeof error === "string" ? JSON.stringify(error) : String(JSON.stringify(error) ?? error)} (a non-Error value was thrown)`;
-  } catch {
-    return `${String(error)} (a non-Error value was thrown)`;
   }
 }

@@ -10,7 +10,8 @@ import { currentScope, newNodeId, toRecordable, type CallScope } from "../scope/
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
 import type { Tool } from "../tools/tool";
-import { abortReason, CancellationRegion, describeError, joinSignals, raceSignal } from "./cancellation";
+import { describeError } from "../errors/describe-error";
+import { abortReason, CancellationRegion, joinSignals, raceSignal } from "./cancellation";
 import { compactConversation } from "./compaction";
 import { Execution } from "./execution";
 import type { ExecRequest } from "./exec-request";

@@ -1,12 +1,13 @@
 import * as guard from "@rein/guard";
 import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
+import { describeError, errorMessage } from "../errors/describe-error";
 import { ToolTimeoutError } from "../errors/tool-timeout-error";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { ProviderError } from "../model/provider-errors";
 import type { CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
-import { abortReason, CancellationRegion, describeError, isCancellation, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
@@ -86,12 +87,12 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     if (GuardError.isInstance(error)) return refused(call, error, site);
     // Cancelled on its own (its own timeout, a nested agent's own signal, a hook refusing this one call):
     // that call is over, the run is not.
-    if (isCancellation(error)) return failed(call, `Tool '${call.name}' was cancelled: ${errorText(error)}`, error);
+    if (isCancellation(error)) return failed(call, `Tool '${call.name}' was cancelled: ${errorMessage(error)}`, error);
     if (ToolArgumentsError.isInstance(error)) {
       return failed(call, `${error.message}. Call '${call.name}' again with arguments matching its schema.`, error);
     }
     if (ToolTimeoutError.isInstance(error)) return failed(call, `Tool '${call.name}' failed: ${error.message}`, error);
-    return failed(call, `Tool '${call.name}' failed: ${errorText(error)}`, error);
+    return failed(call, `Tool '${call.name}' failed: ${errorMessage(error)}`, error);
   }
 }
 
@@ -134,12 +135,6 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknow
 /** Calls `execute`, turning a synchronous throw into a rejection. */
 async function execute(tool: Tool, input: unknown, signal: AbortSignal | undefined): Promise<unknown> {
   return tool.execute(input, signal === undefined ? {} : { signal });
-}
-
-/** An Error's message; any other thrown value (even `undefined`) described readably. */
-function errorText(error: unknown): string {
-  if (typeof error === "object" && error !== null && typeof (error as Error).message === "string") return (error as Error).message;
-  return describeError(error);
 }
 
 /**
