@@ -1,10 +1,10 @@
 import fc from "fast-check";
-import { Agent } from "../agent/agent";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionNodeWriter } from "../session/session-node-writer";
+import { Chat } from "../session/__fixtures__/chat-agent";
 import { Context } from "./context";
 
 /**
@@ -41,16 +41,6 @@ function model(): ScriptedProvider {
     ],
     { whenExhausted: "repeat-last", recordRequests: false },
   );
-}
-
-class Chat extends Agent {
-  static methodOptions = { lookup: { tool: true, description: "Look a key up." } };
-  lookup(key: string): string {
-    return `value of ${key}`;
-  }
-  async say(text: string): Promise<string> {
-    return this.ask(text);
-  }
 }
 
 function makeContext(store: InMemorySessionStore, maker: Maker): Context {

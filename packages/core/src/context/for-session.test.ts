@@ -1,34 +1,9 @@
-import { Agent } from "../agent/agent";
-import type { ModelRequest } from "../model/model-provider";
-import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionNodeWriter } from "../session/session-node-writer";
+import { Chat, lookupThenAnswer } from "../session/__fixtures__/chat-agent";
 import { Context } from "./context";
 
-/** Looks one key up, then answers with the number of messages it was sent. */
-function lookupThenAnswer(): ScriptedProvider {
-  return new ScriptedProvider(
-    [
-      (request: ModelRequest) => {
-        const last = request.messages[request.messages.length - 1]!;
-        const answered = last.content.some((block) => block.type === "tool_result");
-        return answered ? `answer after ${request.messages.length} messages` : { toolCalls: [{ name: "lookup", input: { key: "k" } }] };
-      },
-    ],
-    { whenExhausted: "repeat-last" },
-  );
-}
-
-class Chat extends Agent {
-  static methodOptions = { lookup: { tool: true, description: "Look a key up." } };
-  lookup(key: string): string {
-    return `value of ${key}`;
-  }
-  async say(text: string): Promise<string> {
-    return this.ask(text);
-  }
-}
 
 describe("one writer per (store, session) in a process", () => {
   it("Contexts made one after another on one session (A, A, B, A) continue one conversation: one chain, distinct seqs, every call sees every earlier one", async () => {

@@ -1,36 +1,11 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { ScriptedProvider } from "../model/scripted-provider";
-import type { ModelRequest } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
 import { SESSION_COMMIT_FAILED_CHANNEL, type SessionCommitFailure } from "./commit-failure";
 import { SessionNodeWriter } from "./session-node-writer";
+import { Chat, lookupThenAnswer } from "./__fixtures__/chat-agent";
 import { FaultyStore, appendsInputWith } from "./__fixtures__/faulty-store";
-
-/** Looks one key up, then answers with the number of messages it was sent. */
-function model(): ScriptedProvider {
-  return new ScriptedProvider(
-    [
-      (request: ModelRequest) => {
-        const last = request.messages[request.messages.length - 1]!;
-        const answered = last.content.some((block) => block.type === "tool_result");
-        return answered ? `answer after ${request.messages.length} messages` : { toolCalls: [{ name: "lookup", input: { key: "k" } }] };
-      },
-    ],
-    { whenExhausted: "repeat-last" },
-  );
-}
-
-class Chat extends Agent {
-  static methodOptions = { lookup: { tool: true, description: "Look a key up." } };
-  lookup(key: string): string {
-    return `value of ${key}`;
-  }
-  async say(text: string): Promise<string> {
-    return this.ask(text);
-  }
-}
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -59,7 +34,7 @@ describe("a failed commit is contained", () => {
     const reported: SessionCommitFailure[] = [];
     const published = channelMessages();
     const writer = new SessionNodeWriter(store, "s", { onCommitError: (failure) => reported.push(failure) });
-    const chat = new Chat({ runtime: new Runtime({ provider: model() }), context: new Context({}, { store: writer }) });
+    const chat = new Chat({ runtime: new Runtime({ provider: lookupThenAnswer() }), context: new Context({}, { store: writer }) });
     try {
       await expect(chat.say("one")).resolves.toBe("answer after 3 messages");
       // The store refuses every batch holding the second call's nodes, for as long as `refuse` is set.
