@@ -378,14 +378,7 @@ export class SessionNodeWriter {
     if (kept === undefined) {
       if (operations.length === 0) return;
       this.takeQueue();
-      let result: SessionCommitResult;
-      try {
-        result = this.store.commit(this.sessionId, operations);
-      } catch (error) {
-        this.keep(operations, error);
-        return;
-      }
-      this.committed(operations, result);
+      if (!this.commitOrKeep(operations)) return;
       this.pendingHead = undefined;
       if (this.queue.length === 0) this.pendingWriters.leave();
       return;
@@ -414,16 +407,22 @@ export class SessionNodeWriter {
     }
   }
 
-  /** Commits the queue without the kept operations, which keep failing. */
-  private commitAlone(operations: QueuedOperation[]): void {
+  /** Commits `operations` in one transaction; on failure keeps them for a retry (reported once). True when committed. */
+  private commitOrKeep(operations: QueuedOperation[]): boolean {
     let result: SessionCommitResult;
     try {
       result = this.store.commit(this.sessionId, operations);
     } catch (error) {
       this.keep(operations, error);
-      return;
+      return false;
     }
     this.committed(operations, result);
+    return true;
+  }
+
+  /** Commits the queue without the kept operations, which keep failing. */
+  private commitAlone(operations: QueuedOperation[]): void {
+    if (!this.commitOrKeep(operations)) return;
     const kept = this.kept!;
     for (const operation of operations) {
       if (operation.kind === "append" && operation.node.caller === null) kept.supersededBy = operation.id;
