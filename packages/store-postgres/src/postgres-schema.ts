@@ -1,0 +1,49 @@
+/**
+ * The schema of a Postgres session store, as ordered migrations applied
+ * inside the store's schema (`{schema}` stands for it). Applied versions are
+ * recorded in `<schema>.rein_schema`; a schema whose highest version is
+ * above {@link POSTGRES_SCHEMA_VERSION} was written by a newer
+ * `@rein/store-postgres` and is refused untouched.
+ * @internal
+ */
+export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "sessions and nodes",
+    sql: `
+      CREATE TABLE {schema}.sessions (
+        id text PRIMARY KEY,
+        agent_id text,
+        title text,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        head_id text,
+        last_seq bigint NOT NULL DEFAULT -1,
+        node_count bigint NOT NULL DEFAULT 0
+      );
+      CREATE TABLE {schema}.nodes (
+        session_id text NOT NULL REFERENCES {schema}.sessions (id) ON DELETE CASCADE,
+        id text NOT NULL,
+        seq bigint NOT NULL,
+        created_at bigint NOT NULL,
+        role text NOT NULL,
+        name text NOT NULL,
+        input text,
+        output text,
+        caller text,
+        predecessor text,
+        metadata jsonb NOT NULL,
+        status text GENERATED ALWAYS AS (CASE WHEN jsonb_typeof(metadata -> 'status') = 'string' THEN metadata ->> 'status' END) STORED,
+        owner text,
+        PRIMARY KEY (session_id, id),
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX nodes_by_caller ON {schema}.nodes (session_id, caller);
+      CREATE INDEX nodes_by_predecessor ON {schema}.nodes (session_id, predecessor);
+      CREATE INDEX nodes_running ON {schema}.nodes (owner) WHERE status = 'running';
+    `,
+  },
+];
+
+/** Highest schema version this build reads and writes. @internal */
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

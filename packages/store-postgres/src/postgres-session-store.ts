@@ -1,0 +1,341 @@
+import { randomUUID } from "node:crypto";
+import {
+  installShutdownFlush,
+  SessionStoreBusyError,
+  SessionStoreClosedError,
+  type ExportGraphOptions,
+  type SessionBranch,
+  type SessionCommitResult,
+  type SessionCreateOptions,
+  type SessionInfo,
+  type SessionNode,
+  type SessionStoreLike,
+  type SessionWriteOperation,
+} from "@rein/core";
+import {
+  checkCreateSessionArguments,
+  checkNodeId,
+  checkSessionId,
+  exportGraphOptionsSchema,
+  flushPendingWriters,
+  releaseSharedWriter,
+  releaseSharedWriters,
+  renderSessionGraph,
+} from "./core-internals";
+import { PostgresConnection } from "./postgres-connection";
+import { postgresFault } from "./postgres-faults";
+import { PostgresConnectionError } from "./postgres-errors";
+import { POSTGRES_MIGRATIONS } from "./postgres-schema";
+import { encodeOperation, nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
+import { resolvePostgresOptions, type PostgresSessionStoreOptions, type ResolvedPostgresOptions } from "./postgres-store-options";
+
+/** Options of {@link PostgresSessionStore.readAncestry} (core's `ReadAncestryOptions`). */
+type ReadAncestryOptions = { turns?: number };
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/** `turns` of readAncestry: a positive integer or Infinity (the same rule as core's stores). */
+function checkTurns(options: unknown): number | null {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`PostgresSessionStore.readAncestry: options must be an object such as { turns: 20 }, got ${String(options)}.`);
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "turns") throw new TypeError(`readAncestry: unknown option '${key}'. Known options: turns.`);
+  }
+  const turns = (options as ReadAncestryOptions).turns;
+  if (turns === undefined || turns === Infinity) return null;
+  if (!Number.isInteger(turns) || turns <= 0) {
+    throw new TypeError(`readAncestry: option 'turns' must be a positive integer or Infinity, got ${String(turns)}.`);
+  }
+  return Math.min(turns, 2_147_483_647);
+}
+
+/**
+ * The session store for many processes and machines: sessions and nodes in
+ * PostgreSQL tables of one schema, reached through the `pg` driver. Every
+ * store (in any process, on any machine) pointed at the same database and
+ * schema shares the same sessions; `seq` is allocated inside each commit's
+ * transaction under the session row's lock, so N writers on one session
+ * never give two nodes one `seq` and never lose a node.
+ *
+ * The interface is synchronous, like every {@link SessionStoreLike}: the
+ * connection lives in a worker thread of the store, and each call waits for
+ * its round trip with `Atomics.wait` — the calling thread's event loop waits
+ * with it (about one to a few hundred microseconds on a local server, see
+ * docs/store-postgres.md). {@link commitWithRetry} is the asynchronous
+ * path that never blocks the event loop.
+ *
+ * On open it creates the schema and its tables when missing (under an
+ * advisory lock, so processes opening a fresh database at once do not
+ * collide), and refuses untouched a schema from a newer
+ * `@rein/store-postgres` ({@link PostgresSchemaVersionError}) or one with
+ * tables Rein did not make ({@link PostgresForeignSchemaError}).
+ *
+ * Faults are typed and never poison the store: an unreachable server or a
+ * lost connection is a {@link PostgresConnectionError}, refused credentials
+ * a {@link PostgresAuthenticationError}, a lock held too long
+ * `SessionStoreBusyError`; every transaction is closed (committed or rolled
+ * back) before the error is thrown, and a lost connection is made again on
+ * the next call.
+ *
+ * @example
+ * ```ts
+ * const store = new PostgresSessionStore({ connectionString: process.env.DATABASE_URL, schema: "rein" });
+ * if (!store.hasSession("s1")) store.createSession("s1", { agentId: "Researcher" });
+ * const writer = new SessionNodeWriter(store, "s1");
+ * // ...
+ * store.close();
+ * ```
+ */
+export class PostgresSessionStore implements SessionStoreLike {
+  /** `postgres://host:port/database (schema rein)`: where the store is; never with the password. */
+  readonly location: string;
+  /** The schema that holds the store's tables. */
+  readonly schema: string;
+  /** How long a statement waits for another connection's lock, and {@link commitWithRetry} keeps retrying, in ms. */
+  readonly busyTimeoutMs: number;
+  private readonly options: ResolvedPostgresOptions;
+  /** This store instance's id: the owner of the nodes it appends (for {@link interruptRunning}). */
+  private readonly owner = randomUUID();
+  private connection: PostgresConnection;
+  private readonly uninstallShutdown: (() => void) | undefined;
+  private closed = false;
+
+  /**
+   * Connects, and creates or checks the schema. Throws a typed error when
+   * the server cannot be reached or refuses the credentials, and a
+   * `TypeError` naming the option for bad options.
+   */
+  constructor(options: PostgresSessionStoreOptions = {}) {
+    this.options = resolvePostgresOptions(options);
+    this.location = this.options.location;
+    this.schema = this.options.schema;
+    this.busyTimeoutMs = this.options.busyTimeoutMs;
+    this.connection = this.connect();
+    try {
+      this.connection.call("open");
+    } catch (error) {
+      this.connection.close();
+      throw this.fault(error, 0);
+    }
+    this.uninstallShutdown = this.options.shutdownFlush ? installShutdownFlush(this) : undefined;
+  }
+
+  createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
+    checkCreateSessionArguments("PostgresSessionStore.createSession", id, options);
+    return sessionFromRow(this.call("createSession", id, options.agentId ?? null, options.title ?? null) as Row);
+  }
+
+  getSession(id: string): SessionInfo {
+    checkSessionId("PostgresSessionStore.getSession", id);
+    return sessionFromRow(this.call("getSession", id) as Row);
+  }
+
+  hasSession(id: string): boolean {
+    checkSessionId("PostgresSessionStore.hasSession", id);
+    return this.call("hasSession", id) as boolean;
+  }
+
+  listSessions(): SessionInfo[] {
+    return (this.call("listSessions") as Row[]).map(sessionFromRow);
+  }
+
+  /** Deletes the session and its nodes in one statement. */
+  deleteSession(id: string): void {
+    checkSessionId("PostgresSessionStore.deleteSession", id);
+    this.call("deleteSession", id);
+    // A session re-created under this id must get a fresh writer, not the deleted one's.
+    releaseSharedWriter(this, id);
+  }
+
+  head(sessionId: string): string | null {
+    checkSessionId("PostgresSessionStore.head", sessionId);
+    const head = this.call("head", sessionId);
+    return head === null ? null : String(head);
+  }
+
+  setHead(sessionId: string, nodeId: string | null): void {
+    checkSessionId("PostgresSessionStore.setHead", sessionId);
+    checkNodeId("PostgresSessionStore.setHead", nodeId, true);
+    this.call("setHead", sessionId, nodeId);
+  }
+
+  /** The branch tips and their spine lengths, computed in SQL (the session is not read whole). */
+  listBranches(sessionId: string): SessionBranch[] {
+    checkSessionId("PostgresSessionStore.listBranches", sessionId);
+    const head = this.head(sessionId);
+    return (this.call("listBranches", sessionId) as [string, number, number][]).map(([tipId, length, createdAt]) => ({
+      tipId,
+      length,
+      createdAt,
+      isHead: tipId === head,
+    }));
+  }
+
+  exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
+    checkSessionId("PostgresSessionStore.exportGraph", sessionId);
+    exportGraphOptionsSchema.parse(options);
+    return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
+  }
+
+  /** Every node of the session in `seq` order, read in pages from one snapshot. */
+  readNodes(sessionId: string): SessionNode[] {
+    checkSessionId("PostgresSessionStore.readNodes", sessionId);
+    const nodes: SessionNode[] = [];
+    for (const page of this.call("readNodes", sessionId) as string[]) for (const node of nodesFromJson(page)) nodes.push(node);
+    return nodes;
+  }
+
+  /**
+   * The nodes history for a request at `nodeId` can draw on, in `seq`
+   * order, selected by one recursive query without reading the session
+   * whole: `nodeId` and its caller chain; every node reached from those by
+   * `predecessor` links (at most `turns` top-level nodes on the
+   * conversation spine, a top-level start node counting); and every node
+   * whose caller chain reaches one of those (the call subtrees). Unknown
+   * node: `[]`. Cyclic links in damaged data end the query (UNION).
+   *
+   * @example
+   * ```ts
+   * const nodes = store.readAncestry("s1", store.head("s1")!, { turns: 20 });
+   * ```
+   */
+  readAncestry(sessionId: string, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
+    checkSessionId("PostgresSessionStore.readAncestry", sessionId);
+    checkNodeId("PostgresSessionStore.readAncestry", nodeId);
+    const turns = checkTurns(options);
+    return nodesFromJson(this.call("readAncestry", sessionId, nodeId, turns) as string);
+  }
+
+  hasNode(sessionId: string, nodeId: string): boolean {
+    checkSessionId("PostgresSessionStore.hasNode", sessionId);
+    checkNodeId("PostgresSessionStore.hasNode", nodeId);
+    return this.call("hasNode", sessionId, nodeId) as boolean;
+  }
+
+  /**
+   * Applies the operations in one transaction, with one multi-row write:
+   * the session row is locked (`SELECT … FOR UPDATE`), so commits to one
+   * session from every process take turns; each appended node is stored
+   * with the `seq` it proposes when that is above every `seq` in the
+   * session, else with the next one; a top-level append (`caller` null)
+   * moves the head; updates merge metadata shallowly (a key set to
+   * `undefined` is removed). The same node appended again is ignored and
+   * gets no `seq`; another node under a taken id is a
+   * `SessionNodeConflictError`, and nothing of the commit is stored.
+   */
+  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
+    checkSessionId("PostgresSessionStore.commit", sessionId);
+    this.assertOpen();
+    if (operations.length === 0) return { seqs: new Map() };
+    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation), false) as [string, number][]) };
+  }
+
+  /**
+   * {@link commit} that never blocks the event loop: the commit runs in the
+   * store's worker while this thread goes on, and a lock held elsewhere
+   * (`SessionStoreBusyError`) or a lost connection
+   * ({@link PostgresConnectionError}) is retried with backoff (2, 4, 8 … 50
+   * ms) until {@link busyTimeoutMs} has passed. A retry after a lost
+   * connection is safe: a node the lost attempt did store is found and
+   * reported with its stored `seq`. Any other fault rejects at once. The
+   * operations are encoded when called. Commits of one session from one
+   * writer must not overlap: wait for this one before the next.
+   *
+   * @example
+   * ```ts
+   * const { seqs } = await store.commitWithRetry("s1", operations);
+   * ```
+   */
+  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[]): Promise<SessionCommitResult> {
+    checkSessionId("PostgresSessionStore.commitWithRetry", sessionId);
+    this.assertOpen();
+    if (operations.length === 0) return { seqs: new Map() };
+    const encoded = operations.map(encodeOperation);
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      this.assertOpen();
+      try {
+        const seqs = (await this.live().callAsync("commit", sessionId, encoded, attempt > 0)) as [string, number][];
+        return { seqs: new Map(seqs) };
+      } catch (error) {
+        const waited = Date.now() - started;
+        const fault = this.fault(error, waited);
+        const transient = SessionStoreBusyError.isInstance(fault) || PostgresConnectionError.isInstance(fault);
+        if (!transient || this.closed) throw fault;
+        if (waited >= this.busyTimeoutMs) throw fault;
+        const backoff = Math.min(50, 2 ** (attempt + 1)) * (0.5 + Math.random() / 2);
+        await sleep(Math.min(backoff, this.busyTimeoutMs - waited));
+      }
+    }
+  }
+
+  flush(): void {
+    this.assertOpen();
+    flushPendingWriters(this);
+  }
+
+  interruptRunning(): number {
+    return this.call("interruptRunning") as number;
+  }
+
+  /**
+   * Commits pending writers, marks this store's running nodes interrupted,
+   * then ends the connection and the worker thread at once. Idempotent. A
+   * fault of the final commit is thrown after the store is closed.
+   */
+  close(): void {
+    if (this.closed) return;
+    try {
+      flushPendingWriters(this);
+      this.interruptRunning();
+    } finally {
+      this.closed = true;
+      releaseSharedWriters(this);
+      this.uninstallShutdown?.();
+      try {
+        this.connection.close();
+      } catch {
+        /* the worker is gone, and its connection with it */
+      }
+    }
+  }
+
+  private connect(): PostgresConnection {
+    return new PostgresConnection({
+      config: this.options.config,
+      schema: `"${this.options.schema}"`,
+      schemaName: this.options.schema,
+      busyTimeoutMs: this.options.busyTimeoutMs,
+      migrations: POSTGRES_MIGRATIONS,
+      owner: this.owner,
+    });
+  }
+
+  /** The worker, started anew if the last one ended (it checks the schema again when it connects). */
+  private live(): PostgresConnection {
+    if (this.connection.ended) {
+      this.connection = this.connect();
+      this.connection.call("open");
+    }
+    return this.connection;
+  }
+
+  private call(op: string, ...args: unknown[]): unknown {
+    this.assertOpen();
+    const started = Date.now();
+    try {
+      return this.live().call(op, ...args);
+    } catch (error) {
+      throw this.fault(error, Date.now() - started);
+    }
+  }
+
+  private fault(error: unknown, waitedMs: number): Error {
+    return postgresFault(error, { location: this.location, schema: this.schema, waitedMs });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessionStoreClosedError(this.location);
+  }
+}
