@@ -1,5 +1,6 @@
 import type { SessionNodeWriterOptions } from "../session/session-node-writer";
 import type { ExportGraphOptions, SessionCreateOptions } from "../session/session-store-like";
+import type { ReadAncestryOptions } from "../session/ancestry";
 import type { SessionStoreOptions } from "../session/session-store";
 import { anyOf, boolean, checkArgument, func, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string } from "./option-schema";
 
@@ -32,6 +33,14 @@ export const sessionCreateOptionsSchema = optionsSchema<SessionCreateOptions>("c
 /** {@link ExportGraphOptions}: the options of `exportGraph`. */
 export const exportGraphOptionsSchema = optionsSchema<ExportGraphOptions>("exportGraph", {
   format: oneOf("json", "mermaid", "dot"),
+});
+
+/** A count of turns: a positive integer, or `Infinity` for all. */
+export const turnCount = rule("a positive integer or Infinity", (value) => value === Infinity || (Number.isInteger(value) && (value as number) > 0), "number");
+
+/** {@link ReadAncestryOptions}: the options of `readAncestry`. */
+export const readAncestryOptionsSchema = optionsSchema<ReadAncestryOptions>("readAncestry", {
+  turns: turnCount,
 });
 
 /** {@link SessionStoreOptions}: the `SessionStore` constructor. */

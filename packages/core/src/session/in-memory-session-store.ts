@@ -9,6 +9,7 @@ import type {
   SessionWriteOperation,
 } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
+import { ancestryIn, type ReadAncestryOptions } from "./ancestry";
 import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import {
@@ -21,7 +22,7 @@ import {
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
-import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema } from "../options/session-arguments";
+import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "../options/session-arguments";
 
 /** The result of a commit that appended nothing new. */
 const NOTHING_APPENDED: SessionCommitResult = Object.freeze({ seqs: new Map<string, number>() });
@@ -155,6 +156,12 @@ export class InMemorySessionStore implements SessionStoreLike {
 
   readNodes(sessionId: string): SessionNode[] {
     return [...this.session(sessionId).graph.all()];
+  }
+
+  readAncestry(sessionId: string, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
+    checkNodeId("InMemorySessionStore.readAncestry", nodeId);
+    readAncestryOptionsSchema.parse(options);
+    return ancestryIn(this.session(sessionId).graph, nodeId, options);
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {

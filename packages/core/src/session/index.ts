@@ -10,6 +10,7 @@ export type {
   SessionWriteOperation,
   SessionCommitResult,
 } from "./session-store-like";
+export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
 export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";

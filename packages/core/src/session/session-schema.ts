@@ -41,6 +41,15 @@ export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: 
       CREATE INDEX rein_nodes_running ON rein_nodes (owner_host, owner_pid) WHERE status = 'running';
     `,
   },
+  {
+    version: 2,
+    name: "ancestry indexes",
+    // History is read along caller and predecessor links (readAncestry), never the whole session.
+    sql: `
+      CREATE INDEX rein_nodes_by_caller ON rein_nodes (session_id, caller);
+      CREATE INDEX rein_nodes_by_predecessor ON rein_nodes (session_id, predecessor);
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

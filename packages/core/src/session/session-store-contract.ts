@@ -323,6 +323,56 @@ export function describeSessionStoreContract(name: string, makeStore: () => Sess
       });
     });
 
+    describe("ancestry (history without reading the whole session)", () => {
+      /**
+       * Three turns t1 → t2 → t3 and a branch b2 off t1. Inside t1: l1, then
+       * c1 (which made l2); inside t2: l3; inside t3: x, then y (which made z).
+       */
+      function threeTurns(): void {
+        store.createSession("s1");
+        store.commit("s1", [
+          append(node("t1", 0)),
+          append(node("l1", 1, { caller: "t1", role: "llm" })),
+          append(node("c1", 2, { caller: "t1", predecessor: "l1" })),
+          append(node("l2", 3, { caller: "c1", role: "llm" })),
+          append(node("b2", 4, { predecessor: "t1" })),
+          append(node("bl", 5, { caller: "b2", role: "llm" })),
+          append(node("t2", 6, { predecessor: "t1" })),
+          append(node("l3", 7, { caller: "t2", role: "llm" })),
+          append(node("t3", 8, { predecessor: "t2" })),
+          append(node("x", 9, { caller: "t3" })),
+          append(node("y", 10, { caller: "t3", predecessor: "x" })),
+          append(node("z", 11, { caller: "y", role: "llm" })),
+        ]);
+      }
+      const ids = (nodes: readonly SessionNode[]): string[] => nodes.map((found) => found.id);
+
+      test("readAncestry gives the caller chain, the spines and their call subtrees, in seq order; never another branch", () => {
+        threeTurns();
+        expect(ids(store.readAncestry("s1", "z"))).toEqual(["t1", "l1", "c1", "l2", "t2", "l3", "t3", "x", "y", "z"]);
+        expect(ids(store.readAncestry("s1", "bl"))).toEqual(["t1", "l1", "c1", "l2", "b2", "bl"]);
+        // The nodes carry every field, as readNodes gives them.
+        expect(store.readAncestry("s1", "c1")).toEqual(store.readNodes("s1").filter((found) => ["t1", "l1", "c1", "l2"].includes(found.id)));
+      });
+
+      test("turns bounds the conversation spine; an unknown node gives []; an unknown session throws", () => {
+        threeTurns();
+        expect(ids(store.readAncestry("s1", "z", { turns: 2 }))).toEqual(["t2", "l3", "t3", "x", "y", "z"]);
+        expect(ids(store.readAncestry("s1", "z", { turns: 1 }))).toEqual(["t3", "x", "y", "z"]);
+        expect(ids(store.readAncestry("s1", "t2", { turns: Infinity }))).toEqual(["t1", "l1", "c1", "l2", "t2", "l3"]);
+        expect(store.readAncestry("s1", "nope")).toEqual([]);
+        expect(() => store.readAncestry("missing", "z")).toThrow(SessionNotFoundError);
+        expect(() => store.readAncestry("s1", "z", { turns: 0 })).toThrow(/turns.*positive integer or Infinity/);
+      });
+
+      test("readAncestry ends on cyclic links in damaged data", () => {
+        store.createSession("s1");
+        store.commit("s1", [append(node("a", 0, { predecessor: "b" })), append(node("b", 1, { predecessor: "a" })), append(node("c", 2, { caller: "c" }))]);
+        expect(ids(store.readAncestry("s1", "b"))).toEqual(["a", "b"]);
+        expect(ids(store.readAncestry("s1", "c"))).toEqual(["c"]);
+      });
+    });
+
     describe("inspection", () => {
       test("exportGraph renders the mermaid flowchart of a small known run", () => {
         store.createSession("s1");

@@ -1,4 +1,5 @@
 import type { SessionNode } from "./session-node";
+import type { ReadAncestryOptions } from "./ancestry";
 
 /**
  * Options of {@link SessionStoreLike.createSession}.
@@ -150,6 +151,14 @@ export interface SessionStoreLike {
   exportGraph(sessionId: string, options?: ExportGraphOptions): string;
   /** Every committed node of the session in `seq` order. */
   readNodes(sessionId: string): SessionNode[];
+  /**
+   * The committed nodes history for a request at `nodeId` can draw on, in
+   * `seq` order, without reading the whole session: the node and its
+   * caller chain, every node reached from those by `predecessor` links (at
+   * most `turns` top-level nodes on the conversation spine), and the call
+   * subtree of every such spine node. An unknown node id gives `[]`.
+   */
+  readAncestry(sessionId: string, nodeId: string, options?: ReadAncestryOptions): SessionNode[];
   /** True when the session holds a committed node with this id. */
   hasNode(sessionId: string, nodeId: string): boolean;
   /**

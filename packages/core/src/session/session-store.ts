@@ -12,6 +12,7 @@ import type {
   SessionWriteOperation,
 } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
+import type { ReadAncestryOptions } from "./ancestry";
 import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
@@ -26,6 +27,7 @@ import {
   checkNodeId,
   checkSessionId,
   exportGraphOptionsSchema,
+  readAncestryOptionsSchema,
   sessionStoreOptionsSchema,
 } from "../options/session-arguments";
 
@@ -198,6 +200,15 @@ export class SessionStore implements SessionStoreLike {
       afterSeq = lastSeq;
       afterRowid = lastRowid;
     }
+  }
+
+  readAncestry(sessionId: string, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
+    checkSessionId("SessionStore.readAncestry", sessionId);
+    checkNodeId("SessionStore.readAncestry", nodeId);
+    readAncestryOptionsSchema.parse(options);
+    const turns = options.turns ?? Infinity;
+    const [json] = this.call("readAncestry", sessionId, nodeId, turns === Infinity ? Number.MAX_SAFE_INTEGER : turns) as [string, number];
+    return (JSON.parse(json) as Row[]).map(nodeFromRow);
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {

@@ -237,6 +237,27 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, " +
     "(SELECT count(*) FROM rein_nodes n WHERE n.session_id = s.id)";
 
+  /**
+   * Node rows as one JSON text (the stored values are JSON text already):
+   * one string crosses the thread and is parsed once, instead of a
+   * structured clone of every row and a parse per field. Each node is
+   * `[id, seq, createdAt, role, name, input, inputIsNull, output,
+   * outputIsNull, caller, predecessor, metadata]`.
+   */
+  function encodeNodes(found: Row[]): string {
+    let json = "[";
+    for (let index = 0; index < found.length; index++) {
+      const node = found[index]!;
+      json +=
+        (index === 0 ? "[" : ",[") +
+        JSON.stringify(node[0]) + "," + node[1] + "," + node[2] + "," + JSON.stringify(node[3]) + "," + JSON.stringify(node[4]) + "," +
+        (node[5] === null ? "null,1," : node[5] + ",0,") +
+        (node[6] === null ? "null,1," : node[6] + ",0,") +
+        JSON.stringify(node[7]) + "," + JSON.stringify(node[8]) + "," + node[9] + "]";
+    }
+    return json + "]";
+  }
+
   function sessionRow(id: string): Row {
     const found = row(`SELECT ${SESSION_COLUMNS} FROM rein_sessions s WHERE s.id = ?`, id);
     if (found === undefined) throw new Fault("session-not-found", "no session", { sessionId: id });
@@ -355,12 +376,8 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     },
     /**
      * One page of the session's nodes in (seq, rowid) order after the given
-     * key, as one JSON text (the stored values are JSON text already): one
-     * string crosses the thread and is parsed once, instead of a structured
-     * clone of every row and a parse per field. Each node is
-     * `[id, seq, createdAt, role, name, input, inputIsNull, output,
-     * outputIsNull, caller, predecessor, metadata]`. Returns
-     * `[json, lastSeq, lastRowid, count]`.
+     * key, encoded by {@link encodeNodes}. Returns `[json, lastSeq,
+     * lastRowid, count]`.
      */
     readNodesPage(sessionId: string, afterSeq: number, afterRowid: number, limit: number): Row {
       if (afterSeq < 0) assertSession(sessionId);
@@ -372,19 +389,42 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
         afterRowid,
         limit,
       );
-      let json = "[";
-      for (let index = 0; index < found.length; index++) {
-        const node = found[index]!;
-        json +=
-          (index === 0 ? "[" : ",[") +
-          JSON.stringify(node[0]) + "," + node[1] + "," + node[2] + "," + JSON.stringify(node[3]) + "," + JSON.stringify(node[4]) + "," +
-          (node[5] === null ? "null,1," : node[5] + ",0,") +
-          (node[6] === null ? "null,1," : node[6] + ",0,") +
-          JSON.stringify(node[7]) + "," + JSON.stringify(node[8]) + "," + node[9] + "]";
-      }
-      json += "]";
+      const json = encodeNodes(found);
       const last = found[found.length - 1];
       return [json, last === undefined ? afterSeq : last[1], last === undefined ? afterRowid : last[10], found.length];
+    },
+    /**
+     * The nodes of `readAncestry` (see `ancestry.ts` for the set), as
+     * `readNodesPage` encodes them, in one recursive query along the
+     * caller and predecessor indexes. `UNION` (not `UNION ALL`) ends the
+     * walk on cyclic links in damaged data (see the `turns` bound for the
+     * one case it cannot). Returns `[json, count]`.
+     */
+    readAncestry(sessionId: string, nodeId: string, turns: number): Row {
+      const session = row("SELECT last_seq FROM rein_sessions WHERE id = ?", sessionId);
+      if (session === undefined) throw new Fault("session-not-found", "no session", { sessionId });
+      // A spine never holds more top-level nodes than the session has nodes: the
+      // bound also ends a predecessor cycle of top-level nodes in damaged data,
+      // whose rows differ in the running count and so escape UNION.
+      turns = Math.min(turns, Number(session[0]) + 2);
+      const found = rows(
+        "WITH RECURSIVE " +
+          "chain(id, caller) AS (" +
+          "SELECT id, caller FROM rein_nodes WHERE session_id = ?1 AND id = ?2 " +
+          "UNION SELECT n.id, n.caller FROM rein_nodes n JOIN chain c ON n.session_id = ?1 AND n.id = c.caller), " +
+          "spine(id, predecessor, turns) AS (" +
+          "SELECT n.id, n.predecessor, n.caller IS NULL FROM rein_nodes n JOIN chain c ON n.session_id = ?1 AND n.id = c.id " +
+          "UNION SELECT n.id, n.predecessor, s.turns + (n.caller IS NULL) FROM rein_nodes n JOIN spine s ON n.session_id = ?1 AND n.id = s.predecessor " +
+          "WHERE s.turns + (n.caller IS NULL) <= ?3), " +
+          "inside(id) AS (" +
+          "SELECT id FROM spine UNION SELECT n.id FROM rein_nodes n JOIN inside i ON n.session_id = ?1 AND n.caller = i.id) " +
+          "SELECT id, seq, created_at, role, name, input, output, caller, predecessor, metadata FROM rein_nodes " +
+          "WHERE session_id = ?1 AND id IN (SELECT id FROM inside) ORDER BY seq",
+        sessionId,
+        nodeId,
+        turns,
+      );
+      return [encodeNodes(found), found.length];
     },
     hasNode: (sessionId: string, nodeId: string): boolean =>
       row("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, nodeId) !== undefined,
