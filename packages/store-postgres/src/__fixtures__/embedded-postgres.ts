@@ -52,3 +52,31 @@ export function startEmbeddedPostgres(options: { durable?: boolean } = {}): Prom
 export function freshSchemaName(): string {
   return `rein_test_${randomBytes(6).toString("hex")}`;
 }
+
+/** Runs one SQL text on its own connection (for set-up from outside this package, where `pg` does not resolve). */
+export async function runSql(connectionString: string, sql: string): Promise<void> {
+  const { Client } = await import("pg");
+  const client = new Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Mean µs of `count` one-row reads on a pg Client in this thread (async), for comparison with the store's bridge. */
+export async function directReadMicroseconds(connectionString: string, schema: string, sessionId: string, count: number): Promise<number> {
+  const { Client } = await import("pg");
+  const client = new Client({ connectionString });
+  await client.connect();
+  try {
+    const start = process.hrtime.bigint();
+    for (let index = 0; index < count; index++) {
+      await client.query({ name: "has", text: `SELECT 1 FROM "${schema}".sessions WHERE id = $1`, values: [sessionId] });
+    }
+    return Number(process.hrtime.bigint() - start) / 1e3 / count;
+  } finally {
+    await client.end();
+  }
+}
