@@ -1,5 +1,6 @@
 import type { ParametersSchema } from "../tools/schema";
 import { isStandardSchema } from "../tools/schema";
+import type { RenderRange } from "../session/history";
 
 /** How a method's calls show in the history of later requests. @default "full" */
 export type Expose = "io" | "full" | "llm" | "hidden";
@@ -17,8 +18,8 @@ export interface MethodOptions {
   parameters?: ParametersSchema;
   /** `"full"` shows everything, `"io"` hides its model requests, `"llm"` hides its code children, `"hidden"` records nothing. @default "full" */
   expose?: Expose;
-  /** How far history reaches for requests made inside the method. */
-  renderRange?: { callers?: number; subcalls?: number };
+  /** How far history reaches for requests made inside the method (see {@link RenderRange}). */
+  renderRange?: RenderRange;
   /** Marks the method as a resumable step (replayed on resume). @default false */
   resumable?: boolean;
   /** Milliseconds after which a tool call of the method fails with a timeout. */
@@ -43,10 +44,12 @@ const CHECKS: { readonly [K in keyof Required<MethodOptions>]: (value: unknown) 
       ? undefined
       : `expected "io", "full", "llm" or "hidden", got ${JSON.stringify(value)}`,
   renderRange: (value) => {
-    if (typeof value !== "object" || value === null) return "expected { callers?, subcalls? }";
+    if (typeof value !== "object" || value === null) return "expected { callers?, subcalls?, turns? }";
     for (const [key, item] of Object.entries(value)) {
-      if (key !== "callers" && key !== "subcalls") return `unknown field '${key}' (expected callers, subcalls)`;
-      if (!(Number.isInteger(item) && (item as number) >= 0) && item !== Infinity) return `${key} must be a non-negative integer`;
+      if (key !== "callers" && key !== "subcalls" && key !== "turns") return `unknown field '${key}' (expected callers, subcalls, turns)`;
+      if (key === "turns") {
+        if (!(Number.isInteger(item) && (item as number) > 0) && item !== Infinity) return "turns must be a positive integer or Infinity";
+      } else if (!(Number.isInteger(item) && (item as number) >= 0) && item !== Infinity) return `${key} must be a non-negative integer`;
     }
     return undefined;
   },

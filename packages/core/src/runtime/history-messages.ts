@@ -25,7 +25,7 @@ export function historyMessages(writer: SessionNodeWriter, context: Context, pos
   if (headId === null) return [];
   const filter: HistoryFilter =
     typeof contextFilter === "function" ? (node: SessionNode) => contextFilter(node, context) : contextFilter;
-  const nodes = selectHistory(writer.graph(), { headId, currentCallId: position.callId, filter });
+  const nodes = selectHistory(writer.historyGraph(headId, position.callId), { headId, currentCallId: position.callId, filter });
   return normalise(render(nodes));
 }
 

@@ -7,7 +7,7 @@ import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
-import { SessionCursor } from "./session-cursor";
+import { FRESH, SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
@@ -192,7 +192,7 @@ function appendEntry(
   metadata: Record<string, unknown>,
 ): void {
   if (linked) parent!.cursor!.append({ id, role: "code", name, input, metadata });
-  else writer.append({ id, role: "code", name, input, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
+  else writer.append({ id, role: "code", name, input, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) }, FRESH);
 }
 
 /**

@@ -25,7 +25,11 @@ export class SessionCursor {
     public tail: string | null,
   ) {}
 
-  /** Writes `node` after the tail, as a child of {@link callId}, and moves the tail to it. */
+  /**
+   * Writes `node` after the tail, as a child of {@link callId}, and moves
+   * the tail to it. Its id comes from `newNodeId()` (the writer need not
+   * look it up in the store).
+   */
   append(node: CursorNodeInput, options?: SessionAppendOptions): string {
     // Built field by field (not spread): this runs for every recorded call and model turn.
     this.writer.append(
@@ -39,7 +43,7 @@ export class SessionCursor {
         caller: this.callId,
         predecessor: this.tail,
       },
-      options,
+      options?.owned === true ? OWNED_FRESH : FRESH,
     );
     this.tail = node.id;
     return node.id;
@@ -55,3 +59,7 @@ export class SessionCursor {
     if (branch.tail !== null) this.tail = branch.tail;
   }
 }
+
+/** Append options of runtime nodes: ids from `newNodeId()`. */
+export const FRESH: SessionAppendOptions = Object.freeze({ fresh: true });
+const OWNED_FRESH: SessionAppendOptions = Object.freeze({ owned: true, fresh: true });

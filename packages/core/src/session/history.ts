@@ -38,6 +38,14 @@ export interface RenderRange {
    * @default Infinity
    */
   subcalls?: number;
+  /**
+   * How many turns (top-level nodes on the conversation spine: calls, and
+   * user nodes) history reaches back, the current one included: the last
+   * N. The stores read
+   * only these turns, so a long session costs what N turns cost.
+   * @default Infinity
+   */
+  turns?: number;
 }
 
 /**
@@ -62,6 +70,16 @@ export interface SelectHistoryOptions {
   filter?: HistoryFilter;
   /** Overrides the current call's `metadata.renderRange`. */
   renderRange?: RenderRange;
+}
+
+/** The spine from the `turns`-th last top-level node on (a spine inside a call has none and stays whole). */
+function lastTurns(spine: SessionNode[], turns: number): SessionNode[] {
+  if (turns === Infinity) return spine;
+  let seen = 0;
+  for (let index = spine.length - 1; index >= 0; index--) {
+    if (spine[index]!.caller === null && ++seen === turns) return index === 0 ? spine : spine.slice(index);
+  }
+  return spine;
 }
 
 /** The `expose` metadata values (a node without it is fully visible). */
@@ -104,6 +122,7 @@ export function selectHistory(graph: SessionGraph, options: SelectHistoryOptions
   const range = options.renderRange ?? rangeOf(currentCallId === null ? undefined : graph.get(currentCallId)) ?? {};
   const callersLimit = range.callers ?? Infinity;
   const subcallsLimit = range.subcalls ?? Infinity;
+  const turnsLimit = range.turns ?? Infinity;
 
   // Levels from the innermost scope outwards: the spine to walk, and the
   // enclosing call whose inside the inner level already renders.
@@ -134,7 +153,7 @@ export function selectHistory(graph: SessionGraph, options: SelectHistoryOptions
   for (let index = levels.length - 1; index >= 0; index--) {
     const { spineHead, enclosing } = levels[index]!;
     if (spineHead === null) continue;
-    for (const node of graph.spine(spineHead.id)) {
+    for (const node of lastTurns(graph.spine(spineHead.id), turnsLimit)) {
       const expose = exposeOf(node);
       if (expose === "hidden") continue;
       selected.push(node);

@@ -160,21 +160,57 @@ test("load() commits the queue and returns the session graph", () => {
   expect(graph.childrenOf("c").map((node) => node.id)).toEqual(["l"]);
 });
 
-describe("SessionNodeWriter.graph", () => {
-  it("loads once, then reflects this writer's appends and updates without another read", () => {
+describe("SessionNodeWriter history window", () => {
+  /** Two turns on the spine, and a branch off the first that history at c2 must never read. */
+  function twoTurnsAndABranch(): { store: InMemorySessionStore; writer: SessionNodeWriter } {
     const store = new InMemorySessionStore();
     store.createSession("g", {});
     const writer = new SessionNodeWriter(store, "g");
-    writer.append({ id: "a", role: "code", name: "A", metadata: { status: "running" } });
-    const reads = jest.spyOn(store, "readNodes");
-    const graph = writer.graph();
-    expect(reads).toHaveBeenCalledTimes(1);
-    writer.append({ id: "b", role: "llm", name: "m", caller: "a" });
-    writer.update("a", { output: 1, metadata: { status: "completed" } });
-    expect(writer.graph()).toBe(graph);
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(graph.get("a")).toMatchObject({ output: 1, metadata: { status: "completed" } });
-    expect(graph.childrenOf("a").map((n) => n.id)).toEqual(["b"]);
+    writer.append({ id: "c1", role: "code", name: "A", metadata: { status: "completed" } });
+    writer.append({ id: "l1", role: "llm", name: "m", caller: "c1" });
+    writer.append({ id: "b", role: "code", name: "B", predecessor: "c1" });
+    writer.append({ id: "bl", role: "llm", name: "m", caller: "b" });
+    writer.append({ id: "c2", role: "code", name: "A", predecessor: "c1", metadata: { status: "running" } });
+    writer.flush();
+    return { store, writer };
+  }
+
+  it("reads the head's ancestry once (never the whole session), then takes this writer's appends and updates without another read", () => {
+    const { store, writer } = twoTurnsAndABranch();
+    const ancestry = jest.spyOn(store, "readAncestry");
+    const whole = jest.spyOn(store, "readNodes");
+    const graph = writer.historyGraph("c2", "c2");
+    // One read for the call's renderRange (the call is committed, so not in the queue), one along its ancestry.
+    expect(ancestry).toHaveBeenCalledTimes(2);
+    expect(whole).not.toHaveBeenCalled();
+    expect([...graph.nodes.keys()]).toEqual(["c1", "l1", "c2"]);
+    writer.append({ id: "l2", role: "llm", name: "m", caller: "c2" });
+    writer.update("c2", { output: 1, metadata: { status: "completed" } });
+    expect(writer.historyGraph("l2", "c2")).toBe(graph);
+    expect(ancestry).toHaveBeenCalledTimes(2);
+    expect(graph.get("c2")).toMatchObject({ output: 1, metadata: { status: "completed" } });
+    expect(graph.childrenOf("c2").map((n) => n.id)).toEqual(["l2"]);
+  });
+
+  it("reads the ancestry of a head that is still queued through its committed ancestors, without committing", () => {
+    const { store, writer } = twoTurnsAndABranch();
+    writer.append({ id: "c3", role: "code", name: "A", predecessor: "c2", metadata: { status: "running" } });
+    writer.append({ id: "l3", role: "llm", name: "m", caller: "c3" });
+    const commits = jest.spyOn(store, "commit");
+    const graph = writer.historyGraph("l3", "c3");
+    expect(commits).not.toHaveBeenCalled();
+    expect([...graph.all()].map((n) => n.id)).toEqual(["c1", "l1", "c2", "c3", "l3"]);
+  });
+
+  it("renderRange.turns: only the last turns are read, and a later call that shows more turns reads again", () => {
+    const { store, writer } = twoTurnsAndABranch();
+    writer.append({ id: "c3", role: "code", name: "A", predecessor: "c2", metadata: { status: "running", renderRange: { turns: 2 } } });
+    writer.flush();
+    const ancestry = jest.spyOn(store, "readAncestry");
+    expect([...writer.historyGraph("c3", "c3").all()].map((n) => n.id)).toEqual(["c2", "c3"]);
+    expect(ancestry).toHaveBeenLastCalledWith("g", "c3", { turns: 2 });
+    writer.append({ id: "c4", role: "code", name: "A", predecessor: "c3", metadata: { status: "running" } });
+    expect([...writer.historyGraph("c4", "c4").all()].map((n) => n.id)).toEqual(["c1", "l1", "c2", "c3", "c4"]);
   });
 });
 

@@ -87,6 +87,13 @@ export interface SessionAppendOptions {
    * @default false
    */
   owned?: boolean;
+  /**
+   * The id was just made at random (128 bits, as the runtime makes them):
+   * the writer does not look it up in the store before queueing it.
+   * @internal
+   * @default false
+   */
+  fresh?: boolean;
 }
 
 /**
@@ -148,8 +155,19 @@ export class SessionNodeWriter {
   private pendingHead: string | undefined;
   private nextSeq!: number;
   private scheduled = false;
-  /** The session as a graph, loaded once by {@link graph} and kept current by this writer's own writes. */
+  /**
+   * The history window: the nodes history for this writer's requests draws
+   * on, read along the head's ancestry ({@link SessionStoreLike.readAncestry})
+   * and kept current by this writer's own writes, so selecting history for
+   * each model request costs no database read. A bounded cache: read again
+   * once it has grown past {@link windowLimit}, or when a call starts after
+   * a node it lacks (written elsewhere).
+   */
   private live: SessionGraph | undefined;
+  /** The size past which {@link live} is read again: twice what the last read held, and at least {@link WINDOW_NODES}. */
+  private windowLimit = WINDOW_NODES;
+  /** How many turns back {@link live} was read (it holds those and every turn written since). */
+  private windowTurns = Infinity;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
@@ -202,7 +220,7 @@ export class SessionNodeWriter {
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
     const id = node.id;
-    const knownSeq = this.seqOf(id);
+    const knownSeq = this.seqOf(id, options?.fresh === true);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
     // Made first: it keeps the JSON text a snapshot makes, for a store that writes text.
     const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined };
@@ -315,22 +333,39 @@ export class SessionNodeWriter {
   }
 
   /**
-   * The session as a graph, read from the store once and then kept current
-   * by this writer's appends and updates (with the `seq` the store gave
-   * each node), so selecting history for each model request costs no
-   * database read. Nothing is committed to build it. When a top-level call
-   * starts after a node the graph lacks (written through another writer,
-   * say in another process), the graph is read again; use {@link load} for
-   * a fresh read at any time.
+   * The whole session as a graph, read now: the committed nodes, then this
+   * writer's pending writes (nothing is committed to build it). History
+   * never needs it: each model request draws on the writer's history
+   * window, read along the head's ancestry. Use {@link load} to commit
+   * first.
    */
   graph(): SessionGraph {
-    return this.live ?? this.liveGraph();
+    const graph = new SessionGraph(this.store.readNodes(this.sessionId));
+    this.addPending(graph);
+    return graph;
   }
 
   /**
-   * A top-level call is about to start after `nodeId`: when the live graph
-   * lacks that node, another writer wrote it, and the graph is read again
-   * on next use.
+   * The graph history for a request at `headId`, made in call `callId`, is
+   * selected from: the writer's history window, which holds the ancestry
+   * of `headId` (read along it from the store when the window lacks it or
+   * has outgrown its bound; with the call's `renderRange.turns`, only those
+   * turns are read).
+   * @internal
+   */
+  historyGraph(headId: string, callId: string | null): SessionGraph {
+    const live = this.live;
+    if (live !== undefined && live.size <= this.windowLimit && live.has(headId)) {
+      // A window read for fewer turns than this call shows cannot serve it.
+      if (this.windowTurns === Infinity || this.turnsOf(callId, live) <= this.windowTurns) return live;
+    }
+    return this.readWindow(headId, callId);
+  }
+
+  /**
+   * A top-level call is about to start after `nodeId`: when the history
+   * window lacks that node, another writer wrote it, and the window is read
+   * again on next use.
    * @internal
    */
   catchUp(nodeId: string | null): void {
@@ -501,13 +536,10 @@ export class SessionNodeWriter {
 
   /** Whether a kept operation belongs to the top-level call that `nodeId` belongs to. */
   private keptHoldsCallOf(nodeId: string): boolean {
-    let graph: SessionGraph;
-    try {
-      graph = this.liveGraph();
-    } catch {
-      // The store cannot even be read: the call's nodes cannot be shown committed.
-      return true;
-    }
+    // The window holds the pending nodes; without one, they alone show their calls
+    // (both chains end at the same node, known or not, when they share a call).
+    let graph = this.live;
+    if (graph === undefined) this.addPending((graph = new SessionGraph()));
     const call = topLevelOf(graph, nodeId);
     for (const operation of this.kept!.operations) if (topLevelOf(graph, operation.id) === call) return true;
     return false;
@@ -515,32 +547,71 @@ export class SessionNodeWriter {
 
   /**
    * The seq of a node queued, kept or stored under `id`, or undefined for a
-   * new id. Queued ids are known here, stored ones to the live graph (when
-   * loaded) or the store. A stored id is rare on this path: its seq is read
-   * from a live graph built for the purpose.
+   * new id. Queued ids are known here; a stored one to the history window,
+   * else to the store (a `fresh` id is not looked up there: it was just made
+   * at random). A stored id is rare on this path.
    */
-  private seqOf(id: string): number | undefined {
+  private seqOf(id: string, fresh: boolean): number | undefined {
     const operation = this.queuedOperation(id);
     if (operation?.kind === "append") return operation.node.seq;
-    if (this.live !== undefined) return this.live.get(id)?.seq;
-    if (!this.store.hasNode(this.sessionId, id)) return undefined;
-    return this.liveGraph().get(id)?.seq;
+    const known = this.live?.get(id);
+    if (known !== undefined) return known.seq;
+    if (fresh || !this.store.hasNode(this.sessionId, id)) return undefined;
+    return this.readAncestry(id, 1).find((node) => node.id === id)?.seq;
   }
 
   /**
-   * The live graph, built without committing (the store's nodes, then the
-   * kept operations and the queue), so a manual writer never commits
-   * behind its user's back.
+   * Reads the history window for `headId`: its pending ancestors are here,
+   * the committed ones are read along the ancestry of each committed node
+   * they lead to (usually one: the previous turn). Nothing is committed, so
+   * a manual writer never commits behind its user's back.
    */
-  private liveGraph(): SessionGraph {
-    if (this.live !== undefined) return this.live;
-    const nodes = this.store.readNodes(this.sessionId);
-    const last = nodes[nodes.length - 1];
+  private readWindow(headId: string, callId: string | null): SessionGraph {
+    const pending = new SessionGraph();
+    this.addPending(pending);
+    const turns = this.turnsOf(callId, pending);
+    const roots = new Set<string>();
+    const seen = new Set<string>();
+    for (const stack = [headId]; stack.length > 0; ) {
+      const id = stack.pop()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const node = pending.get(id);
+      if (node === undefined) roots.add(id);
+      else {
+        if (node.caller !== null) stack.push(node.caller);
+        if (node.predecessor !== null) stack.push(node.predecessor);
+      }
+    }
+    const graph = new SessionGraph();
+    for (const root of roots) for (const node of this.readAncestry(root, turns)) graph.add(node);
+    this.addPending(graph);
+    const last = graph.all().at(-1);
     if (last !== undefined && last.seq >= this.nextSeq) this.nextSeq = last.seq + 1;
-    const graph = new SessionGraph(nodes);
+    this.windowLimit = Math.max(WINDOW_NODES, 2 * graph.size);
+    this.windowTurns = turns;
+    return (this.live = graph);
+  }
+
+  /** The `renderRange.turns` of call `callId` (found in `graph`, or read), else Infinity. */
+  private turnsOf(callId: string | null, graph: SessionGraph): number {
+    if (callId === null) return Infinity;
+    const call = graph.get(callId) ?? this.readAncestry(callId, 1).find((node) => node.id === callId);
+    const range = call?.metadata["renderRange"] as { turns?: unknown } | undefined;
+    const turns = range?.turns;
+    return typeof turns === "number" && turns >= 1 ? turns : Infinity;
+  }
+
+  /** The store's ancestry of `nodeId` (the whole session from a store without `readAncestry`). */
+  private readAncestry(nodeId: string, turns: number): SessionNode[] {
+    if (typeof this.store.readAncestry !== "function") return this.store.readNodes(this.sessionId);
+    return this.store.readAncestry(this.sessionId, nodeId, turns === Infinity ? undefined : { turns });
+  }
+
+  /** Adds the kept operations, then the queue, to `graph`. */
+  private addPending(graph: SessionGraph): void {
     if (this.kept !== undefined) addOperations(graph, this.kept.operations);
     addOperations(graph, this.queue);
-    return (this.live = graph);
   }
 
   /**
@@ -615,6 +686,9 @@ interface Kept {
   timer?: ReturnType<typeof setTimeout> | undefined;
   delay?: number;
 }
+
+/** The history window is read again past twice its last read size, and never below this many nodes. */
+const WINDOW_NODES = 10_000;
 
 /** Batches up to this many operations are searched by a scan; larger ones get an index. */
 const SCAN_LIMIT = 16;

@@ -44,9 +44,36 @@ test("the file is in WAL mode and records its schema version in rein_migrations"
   const db = new Database(join(directory, "sessions.db"));
   try {
     expect(db.prepare("PRAGMA journal_mode").raw().get()).toEqual(["wal"]);
-    expect(db.prepare("SELECT version, name FROM rein_migrations").raw().all()).toEqual([[1, "sessions and nodes"]]);
+    expect(db.prepare("SELECT version, name FROM rein_migrations").raw().all()).toEqual([
+      [1, "sessions and nodes"],
+      [2, "ancestry indexes"],
+    ]);
   } finally {
     db.close();
+  }
+});
+
+test("a file of schema version 1 is migrated to version 2 (ancestry indexes) on open, its nodes kept", () => {
+  const first = openStore();
+  first.createSession("s1");
+  first.commit("s1", [{ kind: "append", node: { id: "c1", seq: 0, createdAt: 1, role: "code", name: "A.ask", input: 1, output: 2, caller: null, predecessor: null, metadata: {} } }]);
+  first.close();
+  const db = new Database(first.location);
+  db.exec("DROP INDEX rein_nodes_by_caller; DROP INDEX rein_nodes_by_predecessor; DELETE FROM rein_migrations WHERE version = 2");
+  db.close();
+  const reopened = openStore(first.location);
+  expect(reopened.readAncestry("s1", "c1").map((node) => node.id)).toEqual(["c1"]);
+  reopened.close();
+  const check = new Database(first.location);
+  try {
+    expect(check.prepare("SELECT version FROM rein_migrations ORDER BY version").raw().all()).toEqual([[1], [2]]);
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rein_nodes_by_%' ORDER BY name").raw().all()).toEqual([
+      ["rein_nodes_by_caller"],
+      ["rein_nodes_by_predecessor"],
+      ["rein_nodes_by_seq"],
+    ]);
+  } finally {
+    check.close();
   }
 });
 
@@ -141,8 +168,8 @@ test("a newer schema version is a SessionSchemaVersionError; the data stays", ()
   db.close();
   const error = captured(() => openStore(store.location));
   expect(error).toBeInstanceOf(SessionSchemaVersionError);
-  expect(error).toMatchObject({ foundVersion: 99, supportedVersion: 1, location: store.location });
-  expect((error as Error).message).toMatch(/schema version 99, newer than version 1 .*upgrade @rein\/core/);
+  expect(error).toMatchObject({ foundVersion: 99, supportedVersion: 2, location: store.location });
+  expect((error as Error).message).toMatch(/schema version 99, newer than version 2 .*upgrade @rein\/core/);
   const check = new Database(store.location);
   expect(check.prepare("SELECT id FROM rein_sessions").raw().all()).toEqual([["s1"]]);
   check.close();
