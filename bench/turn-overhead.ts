@@ -11,7 +11,8 @@
  *   session store (one session per round; `historyFilter: false`, so each
  *   turn sends what the hand-written loop sends instead of a growing history);
  * - sqlite: the same, recorded in a SQLite file store (WAL; a finished
- *   top-level call is committed before it returns).
+ *   top-level call is committed before it returns; one store for the whole
+ *   run, as a server keeps one, and a new session per round).
  *
  * Warm-up runs until the per-turn figure stops moving (at least 1,500 turns:
  * V8 keeps optimising Rein's paths for about that long), then 7 rounds are
@@ -65,6 +66,7 @@ type Setup = "bare" | "guarded" | "default" | "sqlite";
 type Turns = (count: number) => Promise<number>;
 
 let sqlite: SessionStore | undefined;
+let sqliteRounds = 0;
 
 function reinTurns(setup: Setup): Turns {
   const runtime = new Runtime({ provider: script(), loopDetection: { enabled: setup !== "bare" }, maxSteps: Number.MAX_SAFE_INTEGER });
@@ -76,10 +78,11 @@ function reinTurns(setup: Setup): Turns {
       store.createSession("bench", {});
       context = new Context({}, { store: new SessionNodeWriter(store, "bench", { batching: "manual" }), historyFilter: false });
     } else if (setup === "sqlite") {
-      sqlite?.close();
-      sqlite = new SessionStore({ path: join(mkdtempSync(join(tmpdir(), "rein-turn-")), "sessions.db"), shutdownFlush: false });
-      sqlite.createSession("bench", {});
-      context = new Context({}, { store: new SessionNodeWriter(sqlite, "bench"), historyFilter: false });
+      // One store for the whole run (as a server keeps one), a new session per round.
+      sqlite ??= new SessionStore({ path: join(mkdtempSync(join(tmpdir(), "rein-turn-")), "sessions.db"), shutdownFlush: false });
+      const sessionId = `bench-${++sqliteRounds}`;
+      sqlite.createSession(sessionId, {});
+      context = new Context({}, { store: new SessionNodeWriter(sqlite, sessionId), historyFilter: false });
     } else {
       context = new Context({}, { historyFilter: false });
     }

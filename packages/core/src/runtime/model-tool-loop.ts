@@ -65,7 +65,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
       checkSameWriter(scope, writer);
       // Each loop writes on its own branch of its call, so two loops running at once never interleave their nodes.
       base = scope?.cursor?.writer === writer ? scope.cursor : undefined;
-      cursor = base?.fork() ?? new SessionCursor(writer, null, topLevelPredecessor(writer, context));
+      cursor = base?.fork() ?? new SessionCursor(writer, null, topLevelPredecessor(writer, context), new Set());
     }
   } catch (error) {
     if (region !== scope?.region) region?.dispose();
@@ -84,13 +84,24 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     region,
     steps,
   };
-  const run = withFrameData(owner, loop, settings, request, execution, owner, events);
+  let run = withFrameData(owner, loop, settings, request, execution, owner, events);
+  // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
+  if (cursor?.written !== undefined) run = committedRun(run, cursor as SessionCursor & { written: Set<string> });
   if (base === undefined && region === scope?.region) return run;
   return run.finally(() => {
     // The call's tail moves to where this loop ended: after concurrent loops, the one that finished last.
     if (base !== undefined) base.join(cursor!);
     if (region !== scope?.region) region?.dispose();
   });
+}
+
+/** `run`, settled once the nodes it wrote are committed (also when it failed: what it recorded is kept). */
+async function committedRun(run: Promise<ExecResult>, cursor: SessionCursor & { written: Set<string> }): Promise<ExecResult> {
+  try {
+    return await run;
+  } finally {
+    if (cursor.written.size > 0) cursor.writer.flushNodes(cursor.written);
+  }
 }
 
 async function loop(
@@ -260,7 +271,7 @@ function toolMap(tools: readonly Tool[]): Map<string, Tool> {
   return map;
 }
 
-/** Writes the llm node of one answered (or failed) request and commits: nothing acknowledged may be lost. */
+/** Writes the llm node of one answered (or failed) request (committed with the writer's next batch). */
 function recordLlmNode(
   cursor: SessionCursor,
   events: RunEvents,
@@ -290,7 +301,8 @@ function recordLlmNode(
     if (!(failure instanceof TypeError)) throw failure;
     cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
   }
-  cursor.writer.flushCall(id);
+  // Not committed here: the writer's batch goes in when the event loop next turns (while the
+  // process waits for the model or a tool), and the top-level call commits before it returns.
   if (events.listening) events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
   return id;
 }

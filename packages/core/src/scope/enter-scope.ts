@@ -6,6 +6,7 @@ import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionNodeStatus } from "../session/session-node";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { FRESH, SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
@@ -155,7 +156,8 @@ function openCall(
     nodeId: id,
     name: info.name,
     cursor: new SessionCursor(writer, id, null),
-    topLevel: !(linked && parent.cursor.callId !== null),
+    // A tool call of a top-level run is committed with the run, when it returns.
+    topLevel: !linked,
     parent,
   };
 }
@@ -222,7 +224,7 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
     region.closedNode(call.nodeId);
   }
   const { writer, nodeId } = call;
-  const status = !failed ? "completed" : isCancellation(error) || scope?.signal?.aborted === true ? "cancelled" : "error";
+  let status: SessionNodeStatus = !failed ? "completed" : isCancellation(error) || scope?.signal?.aborted === true ? "cancelled" : "error";
   if (failed) writer.update(nodeId, { metadata: { status, error: describeError(error) } });
   else {
     const metadata = { status };
@@ -235,7 +237,17 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
   }
   // Nothing acknowledged to the caller may be lost: a finished top-level call is committed now,
   // and fails if its own nodes cannot be (another call's failed batch is retried, not blamed on it).
-  if (call.topLevel) writer.flushCall(nodeId);
   const events = scope?.events;
+  if (call.topLevel) {
+    try {
+      writer.flushCall(nodeId);
+    } catch (storageError) {
+      // The caller gets the storage error: the node, committed once the fault clears, says so too.
+      status = "error";
+      writer.update(nodeId, { metadata: { status, error: describeError(storageError) } });
+      if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
+      throw storageError;
+    }
+  }
   if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
 }

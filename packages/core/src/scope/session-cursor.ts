@@ -23,6 +23,12 @@ export class SessionCursor {
     readonly callId: string | null,
     /** The last node written at this position; null before the first. */
     public tail: string | null,
+    /**
+     * The ids written through this cursor, kept only for a top-level run
+     * (`agent.ask()` outside any call): its nodes are each top-level, and
+     * the run commits them all before it returns.
+     */
+    readonly written?: Set<string>,
   ) {}
 
   /**
@@ -46,6 +52,7 @@ export class SessionCursor {
       options?.owned === true ? OWNED_FRESH : FRESH,
     );
     this.tail = node.id;
+    this.written?.add(node.id);
     return node.id;
   }
 

@@ -324,6 +324,21 @@ export class SessionNodeWriter {
   }
 
   /**
+   * Commits like {@link flushCall}, for a top-level run whose nodes are
+   * each top-level (`agent.ask()` outside any call): throws when a node of
+   * `ids`, or one written inside them, stays uncommitted.
+   * @internal
+   */
+  flushNodes(ids: ReadonlySet<string>): void {
+    this.commitPending();
+    const kept = this.kept;
+    if (kept === undefined) return;
+    let graph = this.live;
+    if (graph === undefined) this.addPending((graph = new SessionGraph()));
+    for (const operation of kept.operations) if (ids.has(topLevelOf(graph, operation.id))) throw kept.error;
+  }
+
+  /**
    * Commits the queue and reads the whole session into a
    * {@link SessionGraph}.
    */

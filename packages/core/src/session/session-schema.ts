@@ -43,11 +43,11 @@ export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: 
   },
   {
     version: 2,
-    name: "ancestry indexes",
-    // History is read along caller and predecessor links (readAncestry), never the whole session.
+    name: "ancestry index",
+    // History is read along caller links (readAncestry; predecessor and caller
+    // ids are looked up by primary key), never the whole session.
     sql: `
       CREATE INDEX rein_nodes_by_caller ON rein_nodes (session_id, caller);
-      CREATE INDEX rein_nodes_by_predecessor ON rein_nodes (session_id, predecessor);
     `,
   },
 ];

@@ -46,20 +46,20 @@ test("the file is in WAL mode and records its schema version in rein_migrations"
     expect(db.prepare("PRAGMA journal_mode").raw().get()).toEqual(["wal"]);
     expect(db.prepare("SELECT version, name FROM rein_migrations").raw().all()).toEqual([
       [1, "sessions and nodes"],
-      [2, "ancestry indexes"],
+      [2, "ancestry index"],
     ]);
   } finally {
     db.close();
   }
 });
 
-test("a file of schema version 1 is migrated to version 2 (ancestry indexes) on open, its nodes kept", () => {
+test("a file of schema version 1 is migrated to version 2 (ancestry index) on open, its nodes kept", () => {
   const first = openStore();
   first.createSession("s1");
   first.commit("s1", [{ kind: "append", node: { id: "c1", seq: 0, createdAt: 1, role: "code", name: "A.ask", input: 1, output: 2, caller: null, predecessor: null, metadata: {} } }]);
   first.close();
   const db = new Database(first.location);
-  db.exec("DROP INDEX rein_nodes_by_caller; DROP INDEX rein_nodes_by_predecessor; DELETE FROM rein_migrations WHERE version = 2");
+  db.exec("DROP INDEX rein_nodes_by_caller; DELETE FROM rein_migrations WHERE version = 2");
   db.close();
   const reopened = openStore(first.location);
   expect(reopened.readAncestry("s1", "c1").map((node) => node.id)).toEqual(["c1"]);
@@ -69,7 +69,6 @@ test("a file of schema version 1 is migrated to version 2 (ancestry indexes) on 
     expect(check.prepare("SELECT version FROM rein_migrations ORDER BY version").raw().all()).toEqual([[1], [2]]);
     expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rein_nodes_by_%' ORDER BY name").raw().all()).toEqual([
       ["rein_nodes_by_caller"],
-      ["rein_nodes_by_predecessor"],
       ["rein_nodes_by_seq"],
     ]);
   } finally {
@@ -243,4 +242,46 @@ test("a session deleted and created again gets a fresh writer, not the deleted s
   second.append({ id: "c", role: "code", name: "f" });
   second.flush();
   expect(store.readNodes("s").map((node) => [node.id, node.seq])).toEqual([["c", 0]]);
+});
+
+describe("head() and the WAL stamp", () => {
+  const top = (id: string, seq: number) => ({
+    kind: "append" as const,
+    node: { id, seq, createdAt: seq, role: "code" as const, name: "A.run", input: null, output: null, caller: null, predecessor: null, metadata: {} },
+  });
+  /** How often the store asked its worker for a head. */
+  function headReads(store: SessionStore): () => number {
+    const connection = (store as unknown as { connection: { call: (op: string, ...args: unknown[]) => unknown } }).connection;
+    const call = connection.call.bind(connection);
+    let reads = 0;
+    connection.call = (op: string, ...args: unknown[]) => {
+      if (op === "head") reads++;
+      return call(op, ...args);
+    };
+    return () => reads;
+  }
+
+  it("is answered without a database read while nothing was committed; a commit by another connection is seen at once", () => {
+    const one = openStore();
+    const two = openStore(one.location);
+    try {
+      one.createSession("s1");
+      one.commit("s1", [top("a", 0)]);
+      const reads = headReads(one);
+      expect(one.head("s1")).toBe("a");
+      expect(one.head("s1")).toBe("a");
+      expect(reads()).toBe(0);
+      // Another connection (as another process would) moves the head.
+      two.commit("s1", [top("b", 1)]);
+      expect(one.head("s1")).toBe("b");
+      expect(reads()).toBe(1);
+      expect(one.head("s1")).toBe("b");
+      expect(reads()).toBe(1);
+      two.setHead("s1", "a");
+      expect(one.head("s1")).toBe("a");
+    } finally {
+      two.close();
+      one.close();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionNode } from "./session-node";
 import type {
   ExportGraphOptions,
@@ -30,6 +31,9 @@ import {
   readAncestryOptionsSchema,
   sessionStoreOptionsSchema,
 } from "../options/session-arguments";
+
+/** What the worker's commit answers: `[seqs, headId, stamp]`. */
+type CommitReply = [[string, number][], string | null, string | null];
 
 /**
  * Options of {@link SessionStore}.
@@ -114,6 +118,11 @@ export class SessionStore implements SessionStoreLike {
   private readonly connection: SqliteConnection;
   private readonly uninstallShutdown: (() => void) | undefined;
   private closed = false;
+  /** Heads this store read or committed, with the WAL stamp they are current for. */
+  private readonly heads = new Map<string, { head: string | null; stamp: string }>();
+  /** The `-shm` file, read for stamps: opened on first use; null when there is none. */
+  private shm: number | null | undefined;
+  private readonly header = Buffer.alloc(48);
 
   constructor(options: SessionStoreOptions = {}) {
     sessionStoreOptionsSchema.parse(options);
@@ -165,10 +174,19 @@ export class SessionStore implements SessionStoreLike {
     releaseSharedWriter(this, id);
   }
 
+  /**
+   * The session head. Read from the database unless nothing was committed
+   * (by any connection) since this store last saw it: the WAL-index header
+   * in the `-shm` file changes with every commit, so comparing it costs one
+   * small file read instead of a round trip to the database.
+   */
   head(sessionId: string): string | null {
     checkSessionId("SessionStore.head", sessionId);
-    const head = this.call("head", sessionId);
-    return head === null ? null : String(head);
+    const known = this.heads.get(sessionId);
+    if (known !== undefined && !this.closed && known.stamp === this.walStamp()) return known.head;
+    const [head, stamp] = this.call("head", sessionId) as [string | null, string | null];
+    this.rememberHead(sessionId, head, stamp);
+    return head;
   }
 
   setHead(sessionId: string, nodeId: string | null): void {
@@ -227,7 +245,7 @@ export class SessionStore implements SessionStoreLike {
   commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
     checkSessionId("SessionStore.commit", sessionId);
     if (operations.length === 0) return { seqs: new Map() };
-    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation)) as [string, number][]) };
+    return this.committed(sessionId, this.call("commit", sessionId, operations.map(encodeOperation)) as CommitReply);
   }
 
   /**
@@ -253,7 +271,7 @@ export class SessionStore implements SessionStoreLike {
     for (let attempt = 0; ; attempt++) {
       this.assertOpen();
       try {
-        return { seqs: new Map((await this.connection.callAsync("commit", sessionId, encoded)) as [string, number][]) };
+        return this.committed(sessionId, (await this.connection.callAsync("commit", sessionId, encoded)) as CommitReply);
       } catch (error) {
         const fault = this.fault(error);
         const waited = Date.now() - started;
@@ -300,6 +318,9 @@ export class SessionStore implements SessionStoreLike {
       }
     } finally {
       this.closed = true;
+      this.heads.clear();
+      if (typeof this.shm === "number") closeSync(this.shm);
+      this.shm = null;
       releaseSharedWriters(this);
       this.uninstallShutdown?.();
       try {
@@ -308,6 +329,38 @@ export class SessionStore implements SessionStoreLike {
         /* the worker is gone: so are its handles */
       }
     }
+  }
+
+  /** The result of a commit; the head it left is remembered with its stamp. */
+  private committed(sessionId: string, [seqs, head, stamp]: CommitReply): SessionCommitResult {
+    this.rememberHead(sessionId, head, stamp);
+    return { seqs: new Map(seqs) };
+  }
+
+  private rememberHead(sessionId: string, head: string | null, stamp: string | null): void {
+    if (stamp === null) this.heads.delete(sessionId);
+    else this.heads.set(sessionId, { head: head === null ? null : String(head), stamp });
+  }
+
+  /** The WAL-index header as the worker reports it (see `walStamp` there), or null. */
+  private walStamp(): string | null {
+    if (this.shm === undefined) {
+      this.shm = null;
+      if (this.location !== ":memory:") {
+        try {
+          this.shm = openSync(`${this.location}-shm`, "r");
+        } catch {
+          /* no stamps: heads are read from the database */
+        }
+      }
+    }
+    if (this.shm === null) return null;
+    try {
+      if (readSync(this.shm, this.header, 0, 48, 0) !== 48) return null;
+    } catch {
+      return null;
+    }
+    return this.header.toString("latin1");
   }
 
   private call(op: string, ...args: unknown[]): unknown {

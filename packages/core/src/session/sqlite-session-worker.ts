@@ -72,6 +72,8 @@ export interface SqliteOperations {
   run(op: string, args: readonly unknown[]): unknown;
   /** The report of a failure; forgets the prepared statements, which may be left mid-run. */
   failed(error: unknown): SqliteFailure;
+  /** Called when no request waits: background work (the WAL checkpoint) that no caller should wait for. */
+  idle(): void;
 }
 
 /**
@@ -81,6 +83,7 @@ export interface SqliteOperations {
  */
 export function sqliteSessionOperations(load: (id: string) => unknown, data: SqliteWorkerData): SqliteOperations {
   const Database = load(data.libsqlPath) as typeof import("libsql");
+  const fs = load("node:fs") as typeof import("node:fs");
   type Row = unknown[];
   type Statement = import("libsql").Statement;
 
@@ -98,6 +101,38 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
   const statements = new Map<string, Statement>();
   /** Owners whose running nodes must be marked interrupted once a write lock is held. */
   let pendingRecovery: Row[] = [];
+  /** Write transactions since the last checkpoint; {@link idle} checkpoints past CHECKPOINT_AFTER_WRITES. */
+  let writesSinceCheckpoint = 0;
+  // A few hundred small transactions (~1,000 WAL pages, SQLite's own default threshold).
+  const CHECKPOINT_AFTER_WRITES = 100;
+
+  /**
+   * The WAL-index header: the first 48 bytes of the `-shm` file (SQLite's
+   * file format, `walformat.html`), rewritten by every commit of any
+   * connection; its change counter (bytes 8–11) counts commits. The store
+   * compares stamps to know nothing was committed since it read a head.
+   */
+  let shm: number | undefined;
+  const header = Buffer.alloc(48);
+
+  /** The header as text (latin1), or null when it cannot be read. */
+  function walStamp(): string | null {
+    if (shm === undefined) {
+      // Opened on first use (SQLite makes the file with the first WAL transaction); in-memory databases have none.
+      if (data.location.startsWith(":")) return null;
+      try {
+        shm = fs.openSync(`${data.location}-shm`, "r");
+      } catch {
+        return null;
+      }
+    }
+    try {
+      if (fs.readSync(shm, header, 0, 48, 0) !== 48) return null;
+    } catch {
+      return null;
+    }
+    return header.toString("latin1");
+  }
 
   function connection(): import("libsql").Database {
     if (db === undefined) throw new Fault("closed", "closed");
@@ -141,6 +176,7 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
       if (pendingRecovery.length > 0) markInterrupted(pendingRecovery);
       const result = work();
       database.exec("COMMIT");
+      writesSinceCheckpoint++;
       pendingRecovery = [];
       return result;
     } catch (error) {
@@ -202,6 +238,10 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     // In WAL mode NORMAL keeps every commit across a process crash; only a
     // power loss can drop the last transactions.
     db.exec("PRAGMA synchronous = NORMAL");
+    // Checkpoints run when the worker is idle (see idle()), after the commit
+    // was answered, instead of inside the commit that crosses the threshold.
+    if (!inMemory) db.exec("PRAGMA wal_autocheckpoint = 0");
+
     const latest = data.migrations[data.migrations.length - 1]!.version;
     if (!known || currentVersion() < latest || applicationId !== data.applicationId) {
       write(() => {
@@ -270,8 +310,15 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     }
   }
 
-  function commit(sessionId: string, operations: readonly EncodedOperation[]): [string, number][] {
-    return write(() => {
+  /**
+   * Commits and returns `[seqs, headId, stamp]`: the stamp is the WAL header
+   * right after this commit when no other connection committed in between
+   * (the change counter moved by exactly one), else null.
+   */
+  function commit(sessionId: string, operations: readonly EncodedOperation[]): [[string, number][], string | null, string | null] {
+    let counter = -1;
+    let head: string | null = null;
+    const seqs = write(() => {
       const session = row("SELECT head_id, last_seq FROM rein_sessions WHERE id = ?", sessionId);
       if (session === undefined) throw new Fault("session-not-found", "no session", { sessionId });
       let headId = session[0] as string | null;
@@ -337,8 +384,13 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
         );
       }
       run("UPDATE rein_sessions SET head_id = ?, last_seq = ?, updated_at = ? WHERE id = ?", headId, lastSeq, Date.now(), sessionId);
+      // The write lock is held: nobody commits before this transaction does.
+      if (walStamp() !== null) counter = header.readUInt32LE(8);
+      head = headId;
       return seqs;
     });
+    const stamp = counter < 0 ? null : walStamp();
+    return [seqs, head, stamp !== null && header.readUInt32LE(8) === ((counter + 1) >>> 0) ? stamp : null];
   }
 
   const operations: Record<string, (...args: never[]) => unknown> = {
@@ -360,10 +412,12 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
         run("DELETE FROM rein_nodes WHERE session_id = ?", id);
       });
     },
+    /** `[headId, stamp]`: the stamp is read first, so the head is at least as new as it. */
     head(sessionId: string): unknown {
+      const stamp = walStamp();
       const found = row("SELECT head_id FROM rein_sessions WHERE id = ?", sessionId);
       if (found === undefined) throw new Fault("session-not-found", "no session", { sessionId });
-      return found[0];
+      return [found[0], stamp];
     },
     setHead(sessionId: string, nodeId: string | null, now: number): void {
       write(() => {
@@ -452,6 +506,10 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
       statements.clear();
       db.close();
       db = undefined;
+      if (shm !== undefined) {
+        fs.closeSync(shm);
+        shm = undefined;
+      }
     },
   };
 
@@ -477,6 +535,16 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
       // statement only before its next run): prepare afresh next time.
       statements.clear();
       return failureOf(error);
+    },
+    idle(): void {
+      if (writesSinceCheckpoint < CHECKPOINT_AFTER_WRITES || db === undefined) return;
+      writesSinceCheckpoint = 0;
+      try {
+        // PASSIVE: copies what it can without waiting for readers or writers of other processes.
+        db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      } catch {
+        /* a busy or failed checkpoint is retried after the next writes */
+      }
     },
   };
 }

@@ -99,6 +99,8 @@ export function sqliteWorkerLoop(load: (id: string) => unknown, operations: Sqli
         }
         reply(request, answer);
       }
+      // Nothing waits: background work now, not inside a caller's request.
+      if (Atomics.load(signal, REQUESTS) === seen) operations.idle();
     }
   } catch (error) {
     end();

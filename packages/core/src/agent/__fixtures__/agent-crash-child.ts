@@ -1,9 +1,10 @@
 /**
  * Child process for agent-session.test.ts: an agent records into a file
  * store and its model calls a tool; after a few requests the tool hangs so
- * the parent can SIGKILL the process mid-run. Prints "committed <id>" once
- * each model request's node is committed (the runtime flushes at the end of
- * every request, before emitting node-end) and "hanging" when stuck.
+ * the parent can SIGKILL the process mid-run. Prints "committed <id>" for
+ * each llm node once a commit holding it has returned (the writer commits
+ * its batch when the event loop turns, i.e. while the run waits for a tool
+ * or the model) and "hanging" when stuck.
  */
 import { Agent, Context, Runtime, ScriptedProvider, SessionNodeWriter, SessionStore } from "@rein/core";
 
@@ -11,6 +12,14 @@ const [path] = process.argv.slice(2);
 const store = new SessionStore({ path });
 store.createSession("crawl", { agentId: "Crawler" });
 const writer = new SessionNodeWriter(store, "crawl");
+const commit = store.commit.bind(store);
+store.commit = (sessionId, operations) => {
+  const result = commit(sessionId, operations);
+  for (const operation of operations) {
+    if (operation.kind === "append" && operation.node.role === "llm") console.log(`committed ${operation.node.id}`);
+  }
+  return result;
+};
 
 class Crawler extends Agent {
   static methodOptions = { fetch_page: { tool: true, description: "Fetch one page." } };
@@ -31,10 +40,5 @@ const model = new ScriptedProvider(
   [(_request, index) => ({ toolCalls: [{ name: "fetch_page", input: { url: `https://example.test/${index}` } }] })],
   { whenExhausted: "repeat-last" },
 );
-const runtime = new Runtime({
-  provider: model,
-  onEvent: (event) => {
-    if (event.type === "node-end" && event.role === "llm") console.log(`committed ${event.nodeId}`);
-  },
-});
+const runtime = new Runtime({ provider: model });
 void new Crawler({ runtime, context: new Context({}, { store: writer }) }).crawl("example.test");
