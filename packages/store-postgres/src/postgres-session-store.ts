@@ -4,6 +4,7 @@ import {
   SessionStoreBusyError,
   SessionStoreClosedError,
   type ExportGraphOptions,
+  type ReadAncestryOptions,
   type SessionBranch,
   type SessionCommitResult,
   type SessionCreateOptions,
@@ -18,6 +19,7 @@ import {
   checkSessionId,
   exportGraphOptionsSchema,
   flushPendingWriters,
+  readAncestryOptionsSchema,
   releaseSharedWriter,
   releaseSharedWriters,
   renderSessionGraph,
@@ -29,24 +31,12 @@ import { POSTGRES_MIGRATIONS } from "./postgres-schema";
 import { encodeOperation, nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
 import { resolvePostgresOptions, type PostgresSessionStoreOptions, type ResolvedPostgresOptions } from "./postgres-store-options";
 
-/** Options of {@link PostgresSessionStore.readAncestry} (core's `ReadAncestryOptions`). */
-type ReadAncestryOptions = { turns?: number };
-
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
-/** `turns` of readAncestry: a positive integer or Infinity (the same rule as core's stores). */
-function checkTurns(options: unknown): number | null {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`PostgresSessionStore.readAncestry: options must be an object such as { turns: 20 }, got ${String(options)}.`);
-  }
-  for (const key of Object.keys(options)) {
-    if (key !== "turns") throw new TypeError(`readAncestry: unknown option '${key}'. Known options: turns.`);
-  }
-  const turns = (options as ReadAncestryOptions).turns;
+/** `turns` of readAncestry, checked as core's stores check it: null for no bound. */
+function checkTurns(options: ReadAncestryOptions): number | null {
+  const turns = readAncestryOptionsSchema.parse(options).turns;
   if (turns === undefined || turns === Infinity) return null;
-  if (!Number.isInteger(turns) || turns <= 0) {
-    throw new TypeError(`readAncestry: option 'turns' must be a positive integer or Infinity, got ${String(turns)}.`);
-  }
   return Math.min(turns, 2_147_483_647);
 }
 

@@ -22,6 +22,7 @@ export { SessionGraph } from "./session-graph";
 export { selectHistory } from "./history";
 export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "./history";
 export { installShutdownFlush } from "./shutdown-flush";
+export { sessionStoreKit } from "./store-kit";
 export {
   SessionStoreError,
   SessionStoreCorruptError,

@@ -1,0 +1,48 @@
+import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
+import { renderSessionGraph } from "./export-graph";
+import { ancestryIn } from "./ancestry";
+import {
+  checkCreateSessionArguments,
+  checkNodeId,
+  checkSessionId,
+  exportGraphOptionsSchema,
+  readAncestryOptionsSchema,
+} from "../options/session-arguments";
+
+/**
+ * What a session store written outside `@rein/core` needs to behave like
+ * the built-in ones (`@rein/store-postgres` uses it):
+ *
+ * - the per-process writer registry: `flush()` and `close()` commit the
+ *   pending batches of the store's writers (`flushPendingWriters`);
+ *   `deleteSession` and `close` forget their writers
+ *   (`releaseSharedWriter`, `releaseSharedWriters`);
+ * - `renderSessionGraph(session, nodes, format)`, the JSON / Mermaid / dot
+ *   rendering every store's `exportGraph` returns;
+ * - `ancestryIn(graph, nodeId, options)`, the reference `readAncestry`;
+ * - the argument checks every store applies, so a wrong argument is the
+ *   same `TypeError` whichever store is used.
+ *
+ * @example
+ * ```ts
+ * import { sessionStoreKit } from "@rein/core";
+ * class MyStore implements SessionStoreLike {
+ *   flush(): void {
+ *     sessionStoreKit.flushPendingWriters(this);
+ *   }
+ *   // ...
+ * }
+ * ```
+ */
+export const sessionStoreKit = Object.freeze({
+  flushPendingWriters,
+  releaseSharedWriter,
+  releaseSharedWriters,
+  renderSessionGraph,
+  ancestryIn,
+  checkSessionId,
+  checkNodeId,
+  checkCreateSessionArguments,
+  exportGraphOptionsSchema,
+  readAncestryOptionsSchema,
+});
