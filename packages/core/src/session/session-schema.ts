@@ -43,11 +43,14 @@ export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: 
   },
   {
     version: 2,
-    name: "ancestry index",
+    name: "ancestry index and node count",
     // History is read along caller links (readAncestry; predecessor and caller
-    // ids are looked up by primary key), never the whole session.
+    // ids are looked up by primary key), never the whole session; the node
+    // count is kept per session instead of counted on every getSession.
     sql: `
       CREATE INDEX rein_nodes_by_caller ON rein_nodes (session_id, caller);
+      ALTER TABLE rein_sessions ADD COLUMN node_count INTEGER NOT NULL DEFAULT 0;
+      UPDATE rein_sessions SET node_count = (SELECT count(*) FROM rein_nodes n WHERE n.session_id = rein_sessions.id);
     `,
   },
 ];

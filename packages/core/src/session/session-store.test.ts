@@ -46,23 +46,24 @@ test("the file is in WAL mode and records its schema version in rein_migrations"
     expect(db.prepare("PRAGMA journal_mode").raw().get()).toEqual(["wal"]);
     expect(db.prepare("SELECT version, name FROM rein_migrations").raw().all()).toEqual([
       [1, "sessions and nodes"],
-      [2, "ancestry index"],
+      [2, "ancestry index and node count"],
     ]);
   } finally {
     db.close();
   }
 });
 
-test("a file of schema version 1 is migrated to version 2 (ancestry index) on open, its nodes kept", () => {
+test("a file of schema version 1 is migrated to version 2 (ancestry index, node count) on open, its nodes kept", () => {
   const first = openStore();
   first.createSession("s1");
   first.commit("s1", [{ kind: "append", node: { id: "c1", seq: 0, createdAt: 1, role: "code", name: "A.ask", input: 1, output: 2, caller: null, predecessor: null, metadata: {} } }]);
   first.close();
   const db = new Database(first.location);
-  db.exec("DROP INDEX rein_nodes_by_caller; DELETE FROM rein_migrations WHERE version = 2");
+  db.exec("DROP INDEX rein_nodes_by_caller; ALTER TABLE rein_sessions DROP COLUMN node_count; DELETE FROM rein_migrations WHERE version = 2");
   db.close();
   const reopened = openStore(first.location);
   expect(reopened.readAncestry("s1", "c1").map((node) => node.id)).toEqual(["c1"]);
+  expect(reopened.getSession("s1").nodeCount).toBe(1);
   reopened.close();
   const check = new Database(first.location);
   try {

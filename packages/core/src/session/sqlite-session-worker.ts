@@ -274,8 +274,8 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
   }
 
   const SESSION_COLUMNS =
-    "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, " +
-    "(SELECT count(*) FROM rein_nodes n WHERE n.session_id = s.id)";
+    // node_count is kept by every commit: opening a session of a million nodes counts nothing.
+    "s.id, s.agent_id, s.title, s.created_at, s.updated_at, s.head_id, s.last_seq, s.node_count";
 
   /**
    * Node rows as one JSON text (the stored values are JSON text already):
@@ -383,7 +383,14 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
           id,
         );
       }
-      run("UPDATE rein_sessions SET head_id = ?, last_seq = ?, updated_at = ? WHERE id = ?", headId, lastSeq, Date.now(), sessionId);
+      run(
+        "UPDATE rein_sessions SET head_id = ?, last_seq = ?, updated_at = ?, node_count = node_count + ? WHERE id = ?",
+        headId,
+        lastSeq,
+        Date.now(),
+        seqs.length,
+        sessionId,
+      );
       // The write lock is held: nobody commits before this transaction does.
       if (walStamp() !== null) counter = header.readUInt32LE(8);
       head = headId;
