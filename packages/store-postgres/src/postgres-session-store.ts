@@ -59,7 +59,11 @@ function checkTurns(options: ReadAncestryOptions): number | null {
  * advisory lock, so processes opening a fresh database at once do not
  * collide), and refuses untouched a schema from a newer
  * `@rein/store-postgres` ({@link PostgresSchemaVersionError}) or one with
- * tables Rein did not make ({@link PostgresForeignSchemaError}).
+ * tables Rein did not make ({@link PostgresForeignSchemaError}); then it
+ * marks `interrupted` the nodes left `running` by stores whose connection is
+ * gone (a crash), found through each store's advisory lock
+ * ({@link interruptAbandoned}). Nodes of stores still connected, on any
+ * machine, are left alone.
  *
  * Faults are typed and never poison the store: an unreachable server or a
  * lost connection is a {@link PostgresConnectionError}, refused credentials
@@ -85,7 +89,11 @@ export class PostgresSessionStore implements SessionStoreLike {
   /** How long a statement waits for another connection's lock, and {@link commitWithRetry} keeps retrying, in ms. */
   readonly busyTimeoutMs: number;
   private readonly options: ResolvedPostgresOptions;
-  /** This store instance's id: the owner of the nodes it appends (for {@link interruptRunning}). */
+  /**
+   * This store instance's id: the owner of the nodes it appends (for
+   * {@link interruptRunning}), and the key of its liveness lock (for
+   * {@link interruptAbandoned}).
+   */
   private readonly owner = randomUUID();
   private connection: PostgresConnection;
   private readonly uninstallShutdown: (() => void) | undefined;
@@ -265,8 +273,29 @@ export class PostgresSessionStore implements SessionStoreLike {
     flushPendingWriters(this);
   }
 
+  /** Marks this store's own running nodes `interrupted` (at shutdown; {@link close} does it). */
   interruptRunning(): number {
     return this.call("interruptRunning") as number;
+  }
+
+  /**
+   * Marks `interrupted` the nodes left `running` by stores that are gone, in
+   * any process on any machine, and returns how many. Each store holds a
+   * session-level advisory lock on its owner id for as long as its
+   * connection lives; an owner whose lock can be taken has lost its
+   * connection (the process died, or its connection dropped and was not made
+   * again), so its running nodes are marked. Nodes of stores still connected
+   * are left alone. Runs when the store opens; call it again to sweep up
+   * after stores that died since (a long-running server, say, every few
+   * minutes).
+   *
+   * @example
+   * ```ts
+   * setInterval(() => store.interruptAbandoned(), 5 * 60_000).unref();
+   * ```
+   */
+  interruptAbandoned(): number {
+    return this.call("interruptAbandoned") as number;
   }
 
   /**

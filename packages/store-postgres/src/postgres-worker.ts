@@ -101,10 +101,22 @@ export function postgresWorker(load: (id: string) => unknown): void {
 
   let client: Client | undefined;
   let closed = false;
+  /**
+   * Whether the current connection holds this store's liveness lock: a
+   * session-level advisory lock on the owner id, which the server releases
+   * when the connection ends (the process died, the machine or the network
+   * went). Another store that can take it knows this one is gone.
+   */
+  let ownerLockHeld = false;
+  /** The advisory lock key of a store owner id (`$1`), in the one-bigint key space. */
+  const OWNER_KEY = "hashtextextended('rein-session-store-owner:' || $1::text, 0)";
 
   /** Forgets a client whose connection failed; the next request connects anew. */
   function drop(failed: Client): void {
-    if (client === failed) client = undefined;
+    if (client === failed) {
+      client = undefined;
+      ownerLockHeld = false;
+    }
     failed.removeAllListeners("error");
     failed.on("error", () => undefined);
     void failed.end().catch(() => undefined);
@@ -112,7 +124,17 @@ export function postgresWorker(load: (id: string) => unknown): void {
 
   async function connection(): Promise<Client> {
     if (closed) throw new Fault("closed", "closed");
-    if (client !== undefined) return client;
+    if (client !== undefined) {
+      // The lock was not free when this connection was made (the backend of
+      // the lost one had not ended yet, or a recovering store held it for a
+      // moment): take it as soon as it is.
+      if (!ownerLockHeld) {
+        const current = client;
+        const [taken] = (await query(current, `SELECT pg_try_advisory_lock(${OWNER_KEY})`, [data.owner])).rows;
+        ownerLockHeld = client === current && taken![0] === true;
+      }
+      return client;
+    }
     const fresh = new pg.Client(data.config);
     // An idle connection the server ended (restart, pg_terminate_backend)
     // reports here: forget it, so the next request connects again.
@@ -128,7 +150,25 @@ export function postgresWorker(load: (id: string) => unknown): void {
       throw error;
     }
     client = fresh;
+    ownerLockHeld = await takeOwnerLock(fresh);
     return fresh;
+  }
+
+  /**
+   * Takes this store's liveness lock on a new connection, waiting up to
+   * lock_timeout: after a lost connection the old backend may still hold it
+   * until the server notices, and a store recovering nodes holds it for a
+   * moment. Not had in time: false, and the next request tries again.
+   */
+  async function takeOwnerLock(c: Client): Promise<boolean> {
+    try {
+      await query(c, `SELECT pg_advisory_lock(${OWNER_KEY})`, [data.owner]);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "55P03") return false;
+      drop(c);
+      throw error;
+    }
   }
 
   /** Whether an error leaves the connection unusable (the socket, not the statement, failed). */
@@ -209,8 +249,13 @@ export function postgresWorker(load: (id: string) => unknown): void {
     return rows.map((found) => String(found[0]));
   }
 
-  async function open(): Promise<void> {
-    const c = await connection();
+  /** Creates or checks the schema, then interrupts the running nodes of stores that are gone. */
+  async function open(): Promise<number> {
+    await migrate(await connection());
+    return interruptAbandoned();
+  }
+
+  async function migrate(c: Client): Promise<void> {
     const version = await currentVersion(c);
     assertKnown(version);
     if (version === latestVersion()) return;
@@ -238,6 +283,36 @@ export function postgresWorker(load: (id: string) => unknown): void {
         ]);
       }
     });
+  }
+
+  /**
+   * Marks `interrupted` the running nodes of every other owner whose
+   * liveness lock is free (its connection, and so its process, is gone);
+   * nodes of owners still connected are left alone. The lock of a gone
+   * owner is held while its nodes are marked, so two stores recovering at
+   * once do not both mark, and released after.
+   */
+  async function interruptAbandoned(): Promise<number> {
+    const c = await connection();
+    const owners = (await query(c, `SELECT DISTINCT owner FROM ${S}.nodes WHERE status = 'running' AND owner IS DISTINCT FROM $1`, [data.owner])).rows;
+    let interrupted = 0;
+    for (const [owner] of owners) {
+      if (owner === null) {
+        interrupted += (await query(c, `UPDATE ${S}.nodes SET metadata = jsonb_set(metadata, '{status}', '"interrupted"') WHERE status = 'running' AND owner IS NULL`)).rowCount;
+        continue;
+      }
+      const [taken] = (await query(c, `SELECT pg_try_advisory_lock(${OWNER_KEY})`, [owner])).rows;
+      if (taken![0] !== true) continue;
+      try {
+        interrupted += (
+          await query(c, `UPDATE ${S}.nodes SET metadata = jsonb_set(metadata, '{status}', '"interrupted"') WHERE status = 'running' AND owner = $1`, [owner])
+        ).rowCount;
+      } finally {
+        // A lost connection released it already.
+        if (client === c) await query(c, `SELECT pg_advisory_unlock(${OWNER_KEY})`, [owner]);
+      }
+    }
+    return interrupted;
   }
 
   const SESSION_COLUMNS = "id, agent_id, title, created_at, updated_at, head_id, last_seq, node_count";
@@ -511,6 +586,7 @@ export function postgresWorker(load: (id: string) => unknown): void {
       return (await run(`SELECT 1 FROM ${S}.nodes WHERE session_id = $1 AND id = $2`, [sessionId, nodeId])).rows.length > 0;
     },
     commit,
+    interruptAbandoned,
     async interruptRunning(): Promise<number> {
       return (
         await run(
