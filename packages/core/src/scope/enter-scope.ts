@@ -8,7 +8,7 @@ import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionNodeStatus } from "../session/session-node";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
-import { FRESH, SessionCursor } from "./session-cursor";
+import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
@@ -194,7 +194,7 @@ function appendEntry(
   metadata: Record<string, unknown>,
 ): void {
   if (linked) parent!.cursor!.append({ id, role: "code", name, input, metadata });
-  else writer.append({ id, role: "code", name, input, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) }, FRESH);
+  else writer.append({ id, role: "code", name, input, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
 }
 
 /**

@@ -33,8 +33,7 @@ export class SessionCursor {
 
   /**
    * Writes `node` after the tail, as a child of {@link callId}, and moves
-   * the tail to it. Its id comes from `newNodeId()` (the writer need not
-   * look it up in the store).
+   * the tail to it.
    */
   append(node: CursorNodeInput, options?: SessionAppendOptions): string {
     // Built field by field (not spread): this runs for every recorded call and model turn.
@@ -49,7 +48,7 @@ export class SessionCursor {
         caller: this.callId,
         predecessor: this.tail,
       },
-      options?.owned === true ? OWNED_FRESH : FRESH,
+      options,
     );
     this.tail = node.id;
     this.written?.add(node.id);
@@ -66,7 +65,3 @@ export class SessionCursor {
     if (branch.tail !== null) this.tail = branch.tail;
   }
 }
-
-/** Append options of runtime nodes: ids from `newNodeId()`. */
-export const FRESH: SessionAppendOptions = Object.freeze({ fresh: true });
-const OWNED_FRESH: SessionAppendOptions = Object.freeze({ owned: true, fresh: true });

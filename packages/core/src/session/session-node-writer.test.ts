@@ -80,9 +80,10 @@ test("seq and createdAt are filled in; seq continues from the stored session", (
   writer.flush();
   // A writer of its own (as another process would have) continues from the store too.
   expect(new SessionNodeWriter(store, "s1", { shared: false }).append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
-  // Re-appending a known id returns it with its original seq and queues nothing.
-  expect(writer.append({ id: "a", role: "user", name: "user" }).seq).toBe(0);
-  expect(writer.pending).toBe(0);
+  // Re-appending a queued id returns it with its original seq and queues nothing more.
+  const c = writer.append({ id: "c", role: "user", name: "user" });
+  expect(writer.append({ id: "c", role: "user", name: "user", input: "again" }).seq).toBe(c.seq);
+  expect(writer.pending).toBe(1);
 });
 
 test("values are snapshotted as JSON when written; non-JSON values throw a TypeError at once", () => {
@@ -228,35 +229,41 @@ describe("SessionNodeWriter.append with { owned: true }", () => {
   });
 });
 
-describe("SessionNodeWriter idempotence without a list of ids", () => {
-  it("asks the store about an id it no longer queues: a re-append returns the stored seq and commits nothing", () => {
+describe("SessionNodeWriter idempotence without a list of ids or a lookup per append", () => {
+  it("never asks the store per append: a re-appended stored id is dropped when its commit finds it taken, and the first version stays", () => {
     const writer = new SessionNodeWriter(store, "s1", { batching: "manual" });
     writer.append({ id: "a", role: "user", name: "user" });
     writer.flush();
     writer.append({ id: "b", role: "user", name: "user" });
     const lookups = jest.spyOn(store, "hasNode");
-    const again = writer.append({ id: "a", role: "user", name: "user", input: "second" });
-    expect(lookups).toHaveBeenCalledWith("s1", "a");
-    expect(again.seq).toBe(0);
-    // Only b waits, and the manual writer committed nothing to find a's seq.
-    expect(writer.pending).toBe(1);
-    expect(store.commits).toHaveLength(1);
-    expect(writer.head).toBe("b");
+    writer.append({ id: "a", role: "user", name: "user", input: "second" });
+    writer.append({ id: "c", role: "user", name: "user", predecessor: "b" });
+    expect(lookups).not.toHaveBeenCalled();
     writer.flush();
-    expect(store.readNodes("s1").map((node) => [node.id, node.seq, node.input])).toEqual([
-      ["a", 0, undefined],
-      ["b", 1, undefined],
+    expect(writer.pending).toBe(0);
+    const nodes = store.readNodes("s1");
+    expect(nodes.map((node) => [node.id, node.input])).toEqual([
+      ["a", undefined],
+      ["b", undefined],
+      ["c", undefined],
     ]);
+    expect(nodes[0]!.seq).toBe(0);
+    expect(nodes[1]!.seq).toBeLessThan(nodes[2]!.seq);
+    expect(store.head("s1")).toBe("c");
   });
 
-  it("a second writer re-appending an id the first committed queues nothing either", () => {
+  it("a second writer re-appending an id the first committed stores nothing either; its other nodes go in", () => {
     const first = new SessionNodeWriter(store, "s1");
-    first.append({ id: "a", role: "user", name: "user" });
+    first.append({ id: "a", role: "user", name: "user", input: "first" });
     first.flush();
-    const second = new SessionNodeWriter(store, "s1");
-    expect(second.append({ id: "a", role: "user", name: "user" }).seq).toBe(0);
-    expect(second.pending).toBe(0);
-    expect(second.append({ id: "b", role: "user", name: "user" }).seq).toBe(1);
+    const second = new SessionNodeWriter(store, "s1", { shared: false });
+    second.append({ id: "a", role: "code", name: "Other.run", input: "second" });
+    second.append({ id: "b", role: "user", name: "user" });
+    second.flush();
+    expect(store.readNodes("s1").map((node) => [node.id, node.name, node.input])).toEqual([
+      ["a", "user", "first"],
+      ["b", "user", undefined],
+    ]);
   });
 
   it("a batch past the scan limit still folds each update into its queued append", () => {

@@ -1,7 +1,7 @@
 import type { SessionNode, SessionNodeRole } from "./session-node";
 import type { SessionCommitResult, SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
-import { SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
+import { SessionNodeConflictError, SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
 import { pendingEntry, registerSharedWriter, sharedWriter, type PendingEntry } from "./writer-registry";
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
 import { applyUpdate, mergeUpdate, withSeq } from "./node-update";
@@ -87,13 +87,6 @@ export interface SessionAppendOptions {
    * @default false
    */
   owned?: boolean;
-  /**
-   * The id was just made at random (128 bits, as the runtime makes them):
-   * the writer does not look it up in the store before queueing it.
-   * @internal
-   * @default false
-   */
-  fresh?: boolean;
 }
 
 /**
@@ -220,7 +213,7 @@ export class SessionNodeWriter {
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
     const id = node.id;
-    const knownSeq = this.seqOf(id, options?.fresh === true);
+    const knownSeq = this.seqOf(id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
     // Made first: it keeps the JSON text a snapshot makes, for a store that writes text.
     const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined };
@@ -437,7 +430,7 @@ export class SessionNodeWriter {
     const all = operations.length === 0 ? kept.operations : kept.operations.concat(operations);
     let result: SessionCommitResult;
     try {
-      result = this.store.commit(this.sessionId, all);
+      result = this.commitToStore(all);
     } catch (error) {
       kept.error = error;
       if (operations.length > 0) this.commitAlone(operations);
@@ -461,7 +454,7 @@ export class SessionNodeWriter {
   private commitOrKeep(operations: QueuedOperation[]): boolean {
     let result: SessionCommitResult;
     try {
-      result = this.store.commit(this.sessionId, operations);
+      result = this.commitToStore(operations);
     } catch (error) {
       this.keep(operations, error);
       return false;
@@ -561,18 +554,39 @@ export class SessionNodeWriter {
   }
 
   /**
-   * The seq of a node queued, kept or stored under `id`, or undefined for a
-   * new id. Queued ids are known here; a stored one to the history window,
-   * else to the store (a `fresh` id is not looked up there: it was just made
-   * at random). A stored id is rare on this path.
+   * The seq of a node queued, kept or in the history window under `id`, or
+   * undefined for an id this writer does not know. An id the store holds
+   * outside the window is not looked up here (a round trip per append): its
+   * append is dropped when the commit finds the id taken (see
+   * {@link commitToStore}), so the first version stays all the same.
    */
-  private seqOf(id: string, fresh: boolean): number | undefined {
+  private seqOf(id: string): number | undefined {
     const operation = this.queuedOperation(id);
     if (operation?.kind === "append") return operation.node.seq;
-    const known = this.live?.get(id);
-    if (known !== undefined) return known.seq;
-    if (fresh || !this.store.hasNode(this.sessionId, id)) return undefined;
-    return this.readAncestry(id, 1).find((node) => node.id === id)?.seq;
+    return this.live?.get(id)?.seq;
+  }
+
+  /**
+   * Commits `operations`. An append whose id the store already holds (a
+   * node appended again, from this writer or another process) is dropped
+   * and the rest committed: the first version stays, as `append` promises.
+   * Removes the dropped appends from `operations`, in place.
+   */
+  private commitToStore(operations: QueuedOperation[]): SessionCommitResult {
+    for (;;) {
+      try {
+        return this.store.commit(this.sessionId, operations);
+      } catch (error) {
+        const taken = SessionNodeConflictError.isInstance(error) ? error.nodeId : undefined;
+        const index = taken === undefined ? -1 : operations.findIndex((operation) => operation.kind === "append" && operation.id === taken);
+        if (index < 0) throw error;
+        operations.splice(index, 1);
+        this.kept?.index.delete(taken!);
+        // The window took the version appended again: read it again, with the stored one.
+        if (this.live?.has(taken!) === true) this.live = undefined;
+        if (operations.length === 0) return { seqs: new Map() };
+      }
+    }
   }
 
   /**
