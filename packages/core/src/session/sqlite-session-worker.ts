@@ -472,15 +472,16 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
         "WITH RECURSIVE " +
           "chain(id, caller) AS (" +
           "SELECT id, caller FROM rein_nodes WHERE session_id = ?1 AND id = ?2 " +
-          "UNION SELECT n.id, n.caller FROM rein_nodes n JOIN chain c ON n.session_id = ?1 AND n.id = c.caller), " +
+          "UNION SELECT n.id, n.caller FROM chain c CROSS JOIN rein_nodes n ON n.session_id = ?1 AND n.id = c.caller), " +
           "spine(id, predecessor, turns) AS (" +
-          "SELECT n.id, n.predecessor, n.caller IS NULL FROM rein_nodes n JOIN chain c ON n.session_id = ?1 AND n.id = c.id " +
-          "UNION SELECT n.id, n.predecessor, s.turns + (n.caller IS NULL) FROM rein_nodes n JOIN spine s ON n.session_id = ?1 AND n.id = s.predecessor " +
+          "SELECT n.id, n.predecessor, n.caller IS NULL FROM chain c CROSS JOIN rein_nodes n ON n.session_id = ?1 AND n.id = c.id " +
+          "UNION SELECT n.id, n.predecessor, s.turns + (n.caller IS NULL) FROM spine s CROSS JOIN rein_nodes n ON n.session_id = ?1 AND n.id = s.predecessor " +
           "WHERE s.turns + (n.caller IS NULL) <= ?3), " +
           "inside(id) AS (" +
-          "SELECT id FROM spine UNION SELECT n.id FROM rein_nodes n JOIN inside i ON n.session_id = ?1 AND n.caller = i.id) " +
-          "SELECT id, seq, created_at, role, name, input, output, caller, predecessor, metadata FROM rein_nodes " +
-          "WHERE session_id = ?1 AND id IN (SELECT id FROM inside) ORDER BY seq",
+          "SELECT id FROM spine UNION SELECT n.id FROM inside i CROSS JOIN rein_nodes n ON n.session_id = ?1 AND n.caller = i.id) " +
+          // CROSS JOIN keeps the walk's order: from the few rows found so far into the indexes, never a scan of the session.
+          "SELECT n.id, n.seq, n.created_at, n.role, n.name, n.input, n.output, n.caller, n.predecessor, n.metadata " +
+          "FROM inside i CROSS JOIN rein_nodes n ON n.session_id = ?1 AND n.id = i.id ORDER BY n.seq",
         sessionId,
         nodeId,
         turns,
