@@ -450,7 +450,7 @@ export function postgresWorker(load: (id: string) => unknown): void {
           `input = CASE WHEN u.has_input THEN u.input ELSE n.input END, output = CASE WHEN u.has_output THEN u.output ELSE n.output END, ` +
           `metadata = (n.metadata - ARRAY(SELECT jsonb_array_elements_text(u.remove))) || u.set ` +
           `FROM unnest($13::text[], $14::text[], $15::bool[], $16::text[], $17::bool[], $18::text[], $19::jsonb[], $20::jsonb[]) ` +
-          `AS u(id, name, has_input, input, has_output, output, set, remove) WHERE n.session_id = $1 AND n.id = u.id RETURNING 1) ` +
+          `AS u(id, name, has_input, input, has_output, output, set, remove) WHERE n.session_id = $1 AND n.id = ANY($13::text[]) AND n.id = u.id RETURNING 1) ` +
           `UPDATE ${S}.sessions SET head_id = $21, last_seq = $22, node_count = node_count + $23, updated_at = $24 WHERE id = $1`,
         [
           sessionId,
