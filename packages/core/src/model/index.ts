@@ -2,6 +2,7 @@ export { textBlock, textOf } from "./content";
 export type { TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock, ContentBlock, Message } from "./content";
 export type {
   JsonSchema,
+  ResponseFormat,
   ToolSpec,
   ToolChoice,
   ModelRequest,

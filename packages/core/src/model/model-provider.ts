@@ -31,6 +31,36 @@ export interface ModelRequest {
   readonly temperature?: number;
   /** Reasoning effort, for models that take one. */
   readonly effort?: "low" | "medium" | "high";
+  /**
+   * The final answer must be one JSON value matching `schema` (structured
+   * output). Adapters use the provider's native form: OpenAI chat
+   * `response_format: { type: "json_schema", strict }`, Responses
+   * `text.format`, Anthropic a forced final tool named `name`; the runtime
+   * validates what comes back either way.
+   */
+  readonly responseFormat?: ResponseFormat;
+  /**
+   * A stable key for the conversation (the session id), for providers that
+   * route requests sharing a prompt prefix to the same cache (OpenAI
+   * `prompt_cache_key`).
+   */
+  readonly cacheKey?: string;
+}
+
+/**
+ * A structured final answer: a JSON Schema (object at the top) and a name
+ * for it.
+ * @example
+ * ```ts
+ * const format: ResponseFormat = { name: "weather", schema: { type: "object", properties: { tempC: { type: "number" } }, required: ["tempC"] } };
+ * ```
+ */
+export interface ResponseFormat {
+  /** Letters, digits, `_` and `-` (what every provider accepts as a schema or tool name). */
+  readonly name: string;
+  readonly schema: JsonSchema;
+  /** Ask for strict schema adherence where the provider has it (OpenAI). @default true */
+  readonly strict?: boolean;
 }
 
 /** Token counts of one model request. */
