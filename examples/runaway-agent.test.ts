@@ -10,6 +10,21 @@ async function runDemo(options: Parameters<typeof runRunawayDemo>[0]) {
 }
 
 /** A stand-in for the Anthropic Messages API on 127.0.0.1, answering with `replies` in order. */
+/** One Messages API answer as its server-sent events (one content block). */
+function messagesSse(message: { stop_reason: string; usage: object }, block: { type: string; text?: string; id?: string; name?: string; input?: unknown }): string {
+  const event = (type: string, data: object): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const start = block.type === "text" ? { type: "text", text: "" } : { type: "tool_use", id: block.id, name: block.name, input: {} };
+  const delta = block.type === "text" ? { type: "text_delta", text: block.text } : { type: "input_json_delta", partial_json: JSON.stringify(block.input) };
+  return (
+    event("message_start", { message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 50, output_tokens: 0 } } }) +
+    event("content_block_start", { index: 0, content_block: start }) +
+    event("content_block_delta", { index: 0, delta }) +
+    event("content_block_stop", { index: 0 }) +
+    event("message_delta", { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: 10 } }) +
+    event("message_stop", {})
+  );
+}
+
 async function withMessagesServer<T>(replies: readonly object[], run: (url: string, bodies: unknown[]) => Promise<T>): Promise<T> {
   const bodies: unknown[] = [];
   const queue = [...replies];
@@ -17,21 +32,27 @@ async function withMessagesServer<T>(replies: readonly object[], run: (url: stri
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { stream?: boolean };
+      bodies.push(body);
       const content = queue.shift();
-      response.writeHead(content === undefined ? 500 : 200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          id: `msg_${bodies.length}`,
-          type: "message",
-          role: "assistant",
-          model: defaultAnthropicModel,
-          content: [content],
-          stop_reason: content !== undefined && "name" in content ? "tool_use" : "end_turn",
-          stop_sequence: null,
-          usage: { input_tokens: 50, output_tokens: 10 },
-        }),
-      );
+      const message = {
+        id: `msg_${bodies.length}`,
+        type: "message",
+        role: "assistant",
+        model: defaultAnthropicModel,
+        content: [content],
+        stop_reason: content !== undefined && "name" in content ? "tool_use" : "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 50, output_tokens: 10 },
+      };
+      if (content === undefined || body.stream !== true) {
+        response.writeHead(content === undefined ? 500 : 200, { "content-type": "application/json" });
+        response.end(JSON.stringify(message));
+        return;
+      }
+      // The demo listens to events, so the runtime streams: answer in the Messages API's SSE format.
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(messagesSse(message, content as { type: string; text?: string; id?: string; name?: string; input?: unknown }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -28,7 +28,7 @@ import {
   type ModelProvider,
   type ModelRequest,
   type ProviderEnvironment,
-  type RuntimeEvent,
+  type RunEvent,
 } from "rein";
 
 /** The canned wiki the lower-level tools read from. */
@@ -184,7 +184,7 @@ export async function runRunawayDemo(options: RunawayDemoOptions = {}): Promise<
   let refusalsSeen = 0;
   let chainAtRefusal: string[] = [];
   const indent = (): string => "  ".repeat(Math.max(0, currentChain().length - 1));
-  const onEvent = (event: RuntimeEvent): void => {
+  const onEvent = (event: RunEvent): void => {
     switch (event.type) {
       case "model-request": {
         requests++;
@@ -194,10 +194,10 @@ export async function runRunawayDemo(options: RunawayDemoOptions = {}): Promise<
         break;
       }
       case "tool-call":
-        print(`${indent()}  model calls ${event.toolName}(${JSON.stringify(event.input)})`);
+        print(`${indent()}  model calls ${event.name}(${JSON.stringify(event.input)})`);
         break;
-      case "tool-error":
-        print(`${indent()}  tool error: ${event.message}`);
+      case "tool-result":
+        if (event.isError) print(`${indent()}  tool error: ${String(event.output)}`);
         break;
       case "guard-refusal":
         chainAtRefusal = currentChain().map((frame) => frame.name);

@@ -15,7 +15,9 @@ export type { ContextOptions, ContextProvider, ContextHistoryFilter, ForSessionO
 export { Runtime, setDefaultProviderFactory } from "./runtime/runtime";
 export type { RuntimeOptions, ExecRequest } from "./runtime/runtime";
 export type { ExecResult } from "./runtime/model-tool-loop";
-export type { RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
+export type { RunEvent, RunEventBody, RunEventSource, RunEventListener, RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
+export { RunStream, RUN_STREAM_BUFFER } from "./runtime/run-stream";
+export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";
 export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";

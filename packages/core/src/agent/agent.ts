@@ -5,6 +5,8 @@ import type { ContentBlock } from "../model/content";
 import type { ToolChoice } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvents } from "../runtime/run-events";
+import { RunStream } from "../runtime/run-stream";
+import type { ExecRequest } from "../runtime/exec-request";
 import type { ScopeOwner } from "../scope/enter-scope";
 import type { Tool } from "../tools/tool";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
@@ -154,7 +156,7 @@ export class Agent implements ScopeOwner {
     // Every scoped call asks: the answer for the last caller's sink is kept (most calls come from one place).
     if (this.#eventsFrom === parent && this.#events !== undefined) return this.#events;
     this.#eventsFrom = parent;
-    return (this.#events = this.runtime.eventsUnder(parent));
+    return (this.#events = this.runtime.eventsUnder(parent, this.constructor.name));
   }
 
   /** @internal see {@link ScopeOwner} */
@@ -170,8 +172,32 @@ export class Agent implements ScopeOwner {
    */
   async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<string> {
     checkAskArguments(prompt, overrides);
+    const result = await (overrides.runtime ?? this.runtime).exec(this.#execRequest(prompt, overrides));
+    return result.text;
+  }
+
+  /**
+   * Runs one model-tool loop like {@link ask} and returns it as a
+   * {@link RunStream}: its events as they happen (text as the model writes
+   * it), then `.result` with usage, request and tool-call counts. Invalid
+   * arguments throw a `TypeError` at once.
+   * @example
+   * ```ts
+   * const run = agent.stream("Summarise the report.");
+   * for await (const event of run) if (event.type === "text-delta") process.stdout.write(event.text);
+   * console.log((await run.result).usage);
+   * ```
+   */
+  stream(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): RunStream {
+    checkAskArguments(prompt, overrides);
     const runtime = overrides.runtime ?? this.runtime;
-    const result = await runtime.exec({
+    const request = this.#execRequest(prompt, overrides);
+    return new RunStream((listener) => runtime.exec({ ...request, listener }));
+  }
+
+  /** The loop `ask` and `stream` run, with this agent's settings under `overrides`. */
+  #execRequest(prompt: string | readonly ContentBlock[], overrides: AskOptions): ExecRequest {
+    return {
       content: prompt,
       system: overrides.instructions ?? this.#setting<string>("instructions") ?? "",
       tools: this.#resolveTools(overrides.tools ?? this.#setting<readonly AgentToolEntry[]>("tools")),
@@ -182,8 +208,8 @@ export class Agent implements ScopeOwner {
       effort: overrides.effort ?? this.#setting<Effort>("effort"),
       context: overrides.context ?? this.contextFor(Context.current()),
       loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
-    });
-    return result.text;
+      agent: this.constructor.name,
+    };
   }
 
   /**

@@ -1,7 +1,9 @@
 import type { ExecRequest, RuntimeOptions } from "../runtime/runtime";
 import { checkLoopDetection } from "./agent-options-schema";
 import { abortSignal, content, context, effort, loopDetection, modelId, provider, toolChoice, toolList } from "./core-rules";
-import { func, hasMethods, optionsSchema, positiveInteger, required, string } from "./option-schema";
+import { func, hasMethods, object, optionsSchema, positiveInteger, recordOf, required, rule, string } from "./option-schema";
+
+const nonNegativeNumber = rule("a non-negative number", (value) => typeof value === "number" && Number.isFinite(value) && value >= 0, "number");
 
 /** {@link RuntimeOptions}: the `Runtime` constructor. */
 export const runtimeOptionsSchema = optionsSchema<RuntimeOptions>("Runtime", {
@@ -16,6 +18,13 @@ export const runtimeOptionsSchema = optionsSchema<RuntimeOptions>("Runtime", {
   onEvent: func("a function (event) => void"),
   loopDetection,
   maxContextTokens: positiveInteger,
+  pricing: recordOf(
+    object(
+      { inputPerMTok: required(nonNegativeNumber), outputPerMTok: required(nonNegativeNumber), cachedInputPerMTok: nonNegativeNumber, cacheCreationPerMTok: nonNegativeNumber },
+      "{ inputPerMTok, outputPerMTok, cachedInputPerMTok?, cacheCreationPerMTok? } (US dollars per million tokens)",
+    ),
+    "a pricing table { [model]: { inputPerMTok, outputPerMTok, cachedInputPerMTok? } }",
+  ),
 });
 
 /** {@link ExecRequest}: what `runtime.exec` takes. */
@@ -30,6 +39,8 @@ export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
   effort,
   context,
   loopDetection,
+  agent: string,
+  listener: rule("a run listener", (value) => typeof value === "object" && value !== null, "object"),
 });
 
 /** Checks `Runtime` constructor options, loop-detection settings included (so they fail here, not at the first request). */

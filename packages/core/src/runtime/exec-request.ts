@@ -3,6 +3,7 @@ import type { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
 import type { ToolChoice } from "../model/model-provider";
 import type { Tool } from "../tools/tool";
+import type { RunEventListener } from "./runtime-events";
 
 /** One model-tool loop to run. */
 export interface ExecRequest {
@@ -23,4 +24,13 @@ export interface ExecRequest {
   context?: Context;
   /** Per-agent tool-loop detection settings, overlaid on the runtime's. */
   loopDetection?: LoopDetectionOptions;
+  /** The agent running the loop (its class name), stamped on the run's events. @default "" */
+  agent?: string;
+  /**
+   * One more listener for this run's events (and its nested runs'), with a
+   * gate the run awaits at safe points while the listener's buffer is full.
+   * `agent.stream()` uses it.
+   * @internal
+   */
+  listener?: { readonly deliver: RunEventListener; readonly gate: () => Promise<void> | undefined };
 }

@@ -1,4 +1,5 @@
 import { MaxStepsExceededError } from "../errors/core-errors";
+import { RunTotals } from "./run-result";
 
 /** How far one loop may count {@link Execution.steps}: up to `limit`, a budget of `size` requests. */
 export interface StepBudget {
@@ -24,6 +25,8 @@ export class Execution {
   aborted = false;
   /** Why the run was aborted; nested loops rethrow it instead of reporting it to the model. */
   abortError: unknown = undefined;
+  /** Usage, requests and tool calls of this run and its nested runs so far. */
+  readonly totals = new RunTotals();
 
   /**
    * Counts one model request against `budget`: the step budget of the loop

@@ -40,7 +40,7 @@ describe("tool-loop detection in the runtime", () => {
     const runtime = new Runtime({ provider: model, maxIterations: 60, onEvent: (e) => events.push(e) });
     await expect(runtime.exec({ content: "wait for job 42", tools: [status] })).rejects.toThrow(ToolLoopError);
     const warnings = events.filter((e) => e.type === "loop-warning");
-    const blocks = events.filter((e) => e.type === "tool-blocked");
+    const blocks = events.filter((e) => e.type === "loop-block");
     expect(warnings.map((e) => (e as { count: number }).count)).toEqual([10]);
     expect(blocks).toHaveLength(3);
     // 20 calls ran (the 11th, following 10 identical ones, was warned); the next three were blocked and never ran.
@@ -57,7 +57,7 @@ describe("tool-loop detection in the runtime", () => {
     await expect(runtime.exec({ content: "wait for job 42", tools: [status] })).rejects.toThrow("maxIterations 20");
     expect(runs.count).toBe(20);
     expect(events.filter((e) => e.type === "loop-warning")).toHaveLength(1);
-    expect(events.filter((e) => e.type === "tool-blocked")).toHaveLength(0);
+    expect(events.filter((e) => e.type === "loop-block")).toHaveLength(0);
   });
 
   it("is off when the runtime or the agent says enabled: false: 25 identical calls are neither warned about nor blocked", async () => {
@@ -73,7 +73,7 @@ describe("tool-loop detection in the runtime", () => {
       const loopDetection = "agent" in options ? options.agent : undefined;
       await expect(runtime.exec({ content: "wait for job 42", tools: [status], loopDetection })).rejects.toThrow("maxIterations 25");
       expect(runs.count).toBe(25);
-      expect(events.some((e) => e.type === "loop-warning" || e.type === "tool-blocked")).toBe(false);
+      expect(events.some((e) => e.type === "loop-warning" || e.type === "loop-block")).toBe(false);
     }
   });
 
@@ -112,7 +112,7 @@ describe("tool-loop detection in the runtime", () => {
     expect(error).toMatchObject({ toolName: "status" });
     // 4 calls ran; calls 5 and 6 were blocked without running; the 7th block... the third block ends it.
     expect(runs.count).toBe(4);
-    const blocked = events.filter((e) => e.type === "tool-blocked");
+    const blocked = events.filter((e) => e.type === "loop-block");
     expect(blocked).toHaveLength(3);
     const firstBlock = model.requests[5].messages[model.requests[5].messages.length - 1].content[0];
     expect(firstBlock).toMatchObject({ type: "tool_result", isError: true });

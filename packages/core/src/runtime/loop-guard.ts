@@ -89,9 +89,9 @@ export class LoopGuard {
     execution.blockedCalls++;
     this.events.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
     this.events.emit({
-      type: "tool-blocked",
-      toolName: call.name,
+      type: "loop-block",
       toolCallId: call.id,
+      name: call.name,
       detector: verdict.detector,
       count: verdict.count,
       message: verdict.message,
@@ -148,8 +148,8 @@ export class LoopGuard {
     this.events.logger.warn({ tool: call.name, detector: verdict.detector, count: verdict.count }, verdict.message);
     this.events.emit({
       type: "loop-warning",
-      toolName: call.name,
       toolCallId: call.id,
+      name: call.name,
       detector: verdict.detector,
       count: verdict.count,
       message: verdict.message,

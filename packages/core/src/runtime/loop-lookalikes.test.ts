@@ -12,7 +12,7 @@ import type { RuntimeEvent } from "./runtime-events";
 function watched(provider: ScriptedProvider, extra: { maxIterations?: number } = {}) {
   const events: RuntimeEvent[] = [];
   const runtime = new Runtime({ provider, maxIterations: extra.maxIterations ?? 60, onEvent: (e) => events.push(e) });
-  const loopEvents = () => events.filter((e) => e.type === "loop-warning" || e.type === "tool-blocked");
+  const loopEvents = () => events.filter((e) => e.type === "loop-warning" || e.type === "loop-block");
   return { runtime, events, loopEvents };
 }
 
@@ -65,7 +65,7 @@ describe("no false loop warnings or blocks on legitimate look-alikes (defaults o
     for (const [i, worker] of workers.entries()) answers.push(await worker.work(i + 1));
     expect(answers).toEqual(["worker 1 finished", "worker 2 finished", "worker 3 finished", "worker 4 finished"]);
     expect(events.filter((e) => e.type === "tool-result")).toHaveLength(40);
-    expect(events.filter((e) => e.type === "loop-warning" || e.type === "tool-blocked")).toEqual([]);
+    expect(events.filter((e) => e.type === "loop-warning" || e.type === "loop-block")).toEqual([]);
   });
 
   it("a poll whose result changes every time (15 polls)", async () => {
@@ -148,6 +148,6 @@ describe("no false loop warnings or blocks on legitimate look-alikes (defaults o
     const splitter = new Splitter({ runtime: new Runtime({ provider, onEvent: (e) => events.push(e) }) });
     await expect(splitter.split(0)).resolves.toBe("solved");
     expect(events.filter((e) => e.type === "tool-result")).toHaveLength(4);
-    expect(events.filter((e) => e.type === "loop-warning" || e.type === "tool-blocked" || e.type === "guard-refusal")).toEqual([]);
+    expect(events.filter((e) => e.type === "loop-warning" || e.type === "loop-block" || e.type === "guard-refusal")).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { ModelProvider } from "../model/model-provider";
 import type { ResolvedLoopDetection } from "./loop-guard";
-import type { RuntimeEventListener } from "./runtime-events";
+import type { RunEventListener } from "./runtime-events";
+import type { Pricing } from "./run-result";
 
 /**
  * Everything one model-tool loop needs from its runtime and its agent,
@@ -23,5 +24,7 @@ export interface LoopSettings {
   readonly recursionLimit: number;
   readonly loopDetection: ResolvedLoopDetection;
   readonly logger: Logger;
-  readonly onEvent: RuntimeEventListener | undefined;
+  readonly onEvent: RunEventListener | undefined;
+  /** Prices per model, for the run's `usage.costUsd`. */
+  readonly pricing: Pricing | undefined;
 }

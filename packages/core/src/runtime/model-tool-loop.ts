@@ -11,7 +11,7 @@ import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
 import type { Tool } from "../tools/tool";
 import { describeError } from "../errors/describe-error";
-import { abortReason, CancellationRegion, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
 import { compactConversation } from "./compaction";
 import { Execution } from "./execution";
 import type { ExecRequest } from "./exec-request";
@@ -19,6 +19,7 @@ import { historyMessages } from "./history-messages";
 import { LoopGuard } from "./loop-guard";
 import type { LoopSettings } from "./loop-settings";
 import { RunEvents } from "./run-events";
+import type { Pricing, RunResult, RunTotals } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 
 /** Compactions one loop may do before a context overflow is final. */
@@ -37,6 +38,8 @@ export interface ExecResult {
   readonly usage: Usage;
   /** Model requests made by this loop. */
   readonly requests: number;
+  /** The run as a whole: usage, requests and tool calls of this loop and every run nested in it. */
+  readonly run: RunResult;
 }
 
 /**
@@ -50,7 +53,9 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   const scope = currentScope();
   const execution = scope?.execution ?? new Execution();
   const steps = execution.budget(settings.maxSteps, scope?.steps);
-  const events = scope?.events?.nested(settings.logger, settings.onEvent) ?? RunEvents.root(settings.logger, settings.onEvent);
+  const agent = request.agent ?? scope?.events?.agent ?? "";
+  let events = scope?.events?.nested(settings.logger, settings.onEvent, agent) ?? RunEvents.root(settings.logger, settings.onEvent, agent);
+  if (request.listener !== undefined) events = events.withListener(request.listener.deliver, request.listener.gate);
   const context = request.context ?? scope?.context ?? new Context();
   // Inside a scope on the same Context, its writer decides (undefined under a hidden call).
   let writer = scope !== undefined && scope.context === context ? scope.writer : context.store;
@@ -84,9 +89,12 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     region,
     steps,
   };
-  let run = withFrameData(owner, loop, settings, request, execution, owner, events);
+  const start = execution.totals.snapshot();
+  if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
+  let looped = withFrameData(owner, loop, settings, request, execution, owner, events);
   // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
-  if (cursor?.written !== undefined) run = committedRun(run, cursor as SessionCursor & { written: Set<string> });
+  if (cursor?.written !== undefined) looped = committedRun(looped, cursor as SessionCursor & { written: Set<string> });
+  const run = finishedRun(looped, { settings, execution, events, start, cursor });
   if (base === undefined && region === scope?.region) return run;
   return run.finally(() => {
     // The call's tail moves to where this loop ended: after concurrent loops, the one that finished last.
@@ -95,8 +103,46 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   });
 }
 
+/** What `loop` resolves with; {@link finishedRun} adds the run's totals. */
+type LoopOutcome = Omit<ExecResult, "run">;
+
+/**
+ * `run`, with its {@link RunResult}: the totals added to the execution since
+ * the loop started (its nested runs included). Reports `run-finish` last,
+ * whether the run completed or not.
+ */
+async function finishedRun(
+  run: Promise<LoopOutcome>,
+  at: { settings: LoopSettings; execution: Execution; events: RunEvents; start: RunTotals; cursor: SessionCursor | undefined },
+): Promise<ExecResult> {
+  const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
+    const totals = at.execution.totals;
+    const status = outcome !== undefined ? "completed" : isCancellation(error) ? "cancelled" : "error";
+    return {
+      text: outcome?.text ?? "",
+      status,
+      usage: totals.usageSince(at.start, at.settings.pricing !== undefined),
+      requests: totals.requests - at.start.requests,
+      toolCalls: totals.toolCalls - at.start.toolCalls,
+      ...(at.cursor === undefined ? {} : { sessionId: at.cursor.writer.sessionId }),
+      ...(at.cursor?.tail == null ? {} : { headId: at.cursor.tail }),
+      ...(outcome === undefined ? { error } : {}),
+    };
+  };
+  let outcome: LoopOutcome;
+  try {
+    outcome = await run;
+  } catch (error) {
+    if (at.events.listening) at.events.emit({ type: "run-finish", result: result(undefined, error) });
+    throw error;
+  }
+  const finished = result(outcome);
+  if (at.events.listening) at.events.emit({ type: "run-finish", result: finished });
+  return { ...outcome, run: finished };
+}
+
 /** `run`, settled once the nodes it wrote are committed (also when it failed: what it recorded is kept). */
-async function committedRun(run: Promise<ExecResult>, cursor: SessionCursor & { written: Set<string> }): Promise<ExecResult> {
+async function committedRun(run: Promise<LoopOutcome>, cursor: SessionCursor & { written: Set<string> }): Promise<LoopOutcome> {
   try {
     return await run;
   } finally {
@@ -110,7 +156,7 @@ async function loop(
   execution: Execution,
   owner: CallScope,
   events: RunEvents,
-): Promise<ExecResult> {
+): Promise<LoopOutcome> {
   const { context, cursor, signal, region } = owner;
   const steps = owner.steps!;
   const provider = settings.provider();
@@ -164,7 +210,9 @@ async function loop(
     if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
     try {
-      response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal);
+      // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
+      const streaming = events.listening ? { events, step } : undefined;
+      response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal, streaming);
     } catch (error) {
       const at = recorder();
       if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
@@ -178,6 +226,7 @@ async function loop(
     const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
     if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
     usage = addUsage(usage, response.usage);
+    execution.totals.addResponse(pricedModel(settings.pricing, model, response.model), response.usage, settings.pricing);
     messages.push({ role: "assistant", content: response.content });
 
     const calls = response.content.filter((block) => block.type === "tool_use");
@@ -204,12 +253,21 @@ async function loop(
  * cannot hold the run), and checks what came back: anything thrown that is
  * not an Error, and a response without content, become {@link ProviderError}s.
  */
-async function requestModel(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+async function requestModel(
+  provider: ModelProvider,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+  streaming: { events: RunEvents; step: number } | undefined,
+): Promise<ModelResponse> {
+  // A full stream buffer holds the run here, before the request, not in the middle of one.
+  const room = streaming?.events.ready();
+  if (room !== undefined) await raceSignal(room, signal);
   // Checked right before sending (a listener of the `model-request` event may have cancelled): no paid request after a cancel.
   if (aborted(signal)) throw abortReason(signal!);
   let answer: ModelResponse;
   try {
-    answer = await raceSignal(callProvider(provider, request, signal), signal);
+    const call = streaming === undefined ? callProvider(provider, request, signal) : streamProvider(provider, request, signal, streaming);
+    answer = await raceSignal(call, signal);
   } catch (error) {
     if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
     throw new ProviderError(`model provider '${provider.providerId}' failed: it threw ${describeError(error)}`, {
@@ -235,6 +293,42 @@ function aborted(signal: AbortSignal | undefined): boolean {
 
 async function callProvider(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
   return provider.complete(request, signal === undefined ? {} : { signal });
+}
+
+/**
+ * Sends one request through `provider.stream()`: each text chunk becomes a
+ * `text-delta` event (the run waits between chunks while a stream consumer
+ * is behind), and the final `response` event is the answer. A stream that
+ * ends without it is a {@link ProviderError}, never a partial answer.
+ */
+async function streamProvider(
+  provider: ModelProvider,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+  { events, step }: { events: RunEvents; step: number },
+): Promise<ModelResponse> {
+  let response: ModelResponse | undefined;
+  for await (const chunk of provider.stream(request, signal === undefined ? {} : { signal })) {
+    if (chunk.type === "text-delta") {
+      events.emit({ type: "text-delta", step, text: chunk.text });
+      const room = events.ready();
+      if (room !== undefined) await room;
+    } else if (chunk.type === "response") {
+      response = chunk.response;
+    }
+  }
+  if (response === undefined) {
+    throw new ProviderError(`model provider '${provider.providerId}' ended its stream without the final response event`, {
+      provider: String(provider.providerId),
+    });
+  }
+  return response;
+}
+
+/** The model a pricing table knows: the one asked for, else the one that answered. */
+function pricedModel(pricing: Pricing | undefined, requested: string, answered: string | undefined): string {
+  if (pricing === undefined || answered === undefined || Object.prototype.hasOwnProperty.call(pricing, requested)) return requested;
+  return Object.prototype.hasOwnProperty.call(pricing, answered) ? answered : requested;
 }
 
 function situation(recursionLimit: number): { callPath: string[]; position?: string } {
@@ -303,7 +397,7 @@ function recordLlmNode(
   }
   // Not committed here: the writer's batch goes in when the event loop next turns (while the
   // process waits for the model or a tool), and the top-level call commits before it returns.
-  if (events.listening) events.emit({ type: "node-end", nodeId: id, role: "llm", name: model, status });
+  if (events.listening) events.emit({ type: "node", phase: "end", nodeId: id, role: "llm", name: model, status });
   return id;
 }
 

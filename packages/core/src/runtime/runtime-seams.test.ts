@@ -190,7 +190,7 @@ describe("nested agents keep their own settings", () => {
     await new Lead({ runtime: new Runtime({ provider: outer, onEvent: (e) => outerEvents.push(e) }) }).ask("go");
     const innerRequests = innerEvents.filter((e) => e.type === "model-request");
     expect(innerRequests).toHaveLength(2);
-    expect(innerEvents.some((e) => e.type === "tool-error" && e.toolName === "nope")).toBe(true);
+    expect(innerEvents.some((e) => e.type === "tool-result" && e.isError && e.name === "nope")).toBe(true);
     // The outer listener sees its own two requests and the inner two.
     expect(outerEvents.filter((e) => e.type === "model-request")).toHaveLength(4);
     // No event reaches one listener twice.
@@ -705,11 +705,11 @@ describe("events of calls outside any loop", () => {
     }
     const outerModel = new ScriptedProvider([{ toolCalls: [{ name: "delegate" }] }, "done"]);
     await new Outer({ runtime: new Runtime({ provider: outerModel, onEvent: (e) => outerEvents.push(e) }), context }).research();
-    const names = (events: RuntimeEvent[], type: string) =>
-      events.filter((e) => e.type === type && "role" in e && e.role === "code").map((e) => (e as { name: string }).name);
-    expect(names(outerEvents, "node-start")).toEqual(["Outer.research", "Outer.helper", "Outer.delegate", "Inner.dig"]);
-    expect(names(outerEvents, "node-end")).toEqual(["Outer.helper", "Inner.dig", "Outer.delegate", "Outer.research"]);
-    expect(names(innerEvents, "node-start")).toEqual(["Inner.dig"]);
+    const names = (events: RuntimeEvent[], phase: string) =>
+      events.filter((e) => e.type === "node" && e.phase === phase && e.role === "code").map((e) => (e as { name: string }).name);
+    expect(names(outerEvents, "start")).toEqual(["Outer.research", "Outer.helper", "Outer.delegate", "Inner.dig"]);
+    expect(names(outerEvents, "end")).toEqual(["Outer.helper", "Inner.dig", "Outer.delegate", "Outer.research"]);
+    expect(names(innerEvents, "start")).toEqual(["Inner.dig"]);
   });
 });
 

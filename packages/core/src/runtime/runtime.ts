@@ -9,7 +9,8 @@ import { LoopGuard, type ResolvedLoopDetection } from "./loop-guard";
 import type { LoopSettings } from "./loop-settings";
 import { runModelToolLoop, type ExecResult } from "./model-tool-loop";
 import { RunEvents } from "./run-events";
-import type { RuntimeEventListener } from "./runtime-events";
+import type { RunEventListener } from "./runtime-events";
+import type { Pricing } from "./run-result";
 
 export type { ExecRequest } from "./exec-request";
 
@@ -31,8 +32,8 @@ export interface RuntimeOptions {
   maxSteps?: number;
   /** A pino logger. @default silent, unless REIN_LOG_LEVEL is set */
   logger?: Logger;
-  /** Receives every {@link RuntimeEvent}. */
-  onEvent?: RuntimeEventListener;
+  /** Receives every {@link RunEvent} of runs on this runtime, nested agents' included. */
+  onEvent?: RunEventListener;
   /**
    * Global tool-loop detection settings; agents overlay theirs field by
    * field. Detection is ON in the Runtime unless this or an agent says
@@ -42,6 +43,8 @@ export interface RuntimeOptions {
   loopDetection?: LoopDetectionOptions;
   /** Compact the conversation before a request whose estimated size exceeds this many tokens. @default only on a provider's context overflow */
   maxContextTokens?: number;
+  /** Prices per model (US dollars per million tokens), for `RunResult.usage.costUsd`. @default no cost figures */
+  pricing?: Pricing;
 }
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
@@ -71,7 +74,9 @@ export class Runtime {
   readonly maxIterations: number;
   readonly maxSteps: number;
   readonly logger: Logger;
-  readonly onEvent: RuntimeEventListener | undefined;
+  readonly onEvent: RunEventListener | undefined;
+  /** See {@link RuntimeOptions.pricing}. */
+  readonly pricing: Pricing | undefined;
   readonly loopDetection: LoopDetectionOptions | undefined;
   readonly maxContextTokens: number | undefined;
   /** Guard limits applied to every scoped call of agents using this runtime; undefined = defaults. */
@@ -80,7 +85,7 @@ export class Runtime {
   /** Loop settings resolved once per agent loop-detection object (the common case: one per agent class). */
   private readonly resolved = new WeakMap<object, LoopSettings>();
   private ownSettings: LoopSettings | undefined;
-  private rootEvents: RunEvents | undefined;
+  private readonly rootEvents = new Map<string, RunEvents>();
 
   constructor(options: RuntimeOptions = {}) {
     checkRuntimeOptions(options);
@@ -97,6 +102,7 @@ export class Runtime {
     this.onEvent = options.onEvent;
     this.loopDetection = options.loopDetection;
     this.maxContextTokens = options.maxContextTokens;
+    this.pricing = options.pricing;
   }
 
   /** The provider, created from the default factory on first use. */
@@ -126,8 +132,11 @@ export class Runtime {
    * @internal Where calls of agents using this runtime report: its listener
    * and logger, under the caller's sink when there is one.
    */
-  eventsUnder(parent: RunEvents | undefined): RunEvents {
-    return parent === undefined ? (this.rootEvents ??= RunEvents.root(this.logger, this.onEvent)) : parent.nested(this.logger, this.onEvent);
+  eventsUnder(parent: RunEvents | undefined, agent: string): RunEvents {
+    if (parent !== undefined) return parent.nested(this.logger, this.onEvent, agent);
+    let root = this.rootEvents.get(agent);
+    if (root === undefined) this.rootEvents.set(agent, (root = RunEvents.root(this.logger, this.onEvent, agent)));
+    return root;
   }
 
   /** This runtime's settings for a loop of an agent with `perAgent` loop-detection options. */
@@ -152,6 +161,7 @@ export class Runtime {
       loopDetection,
       logger: this.logger,
       onEvent: this.onEvent,
+      pricing: this.pricing,
     };
   }
 }

@@ -56,15 +56,16 @@ export async function executeToolCall(call: ToolUseBlock, site: ToolCallSite): P
   // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
   const blocked = site.loopGuard.before(call, tool?.poll ?? false);
   const { events } = site;
-  if (events.listening) events.emit({ type: "tool-call", toolName: call.name, toolCallId: call.id, input: call.input });
+  site.execution.totals.toolCalls++;
+  if (events.listening) events.emit({ type: "tool-call", toolCallId: call.id, name: call.name, input: call.input });
   const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site);
   site.loopGuard.after(call, outcome.recorded);
   const { block } = outcome;
   if (block.isError === true) {
     events.logger.info({ tool: call.name, toolCallId: call.id }, String(block.content));
-    if (events.listening) events.emit({ type: "tool-error", toolName: call.name, toolCallId: call.id, message: String(block.content) });
+    if (events.listening) events.emit({ type: "tool-result", toolCallId: call.id, name: call.name, output: block.content, isError: true });
   } else if (events.listening) {
-    events.emit({ type: "tool-result", toolName: call.name, toolCallId: call.id });
+    events.emit({ type: "tool-result", toolCallId: call.id, name: call.name, output: block.content, isError: false });
   }
   return block;
 }
@@ -173,7 +174,7 @@ function refused(call: ToolUseBlock, error: GuardError, site: ToolCallSite): Out
   const { execution, events } = site;
   execution.refusals++;
   const aborted = execution.refusals >= 2;
-  events.emit({ type: "guard-refusal", toolName: call.name, toolCallId: call.id, error, aborted });
+  events.emit({ type: "guard-refusal", toolCallId: call.id, name: call.name, error, aborted });
   events.logger.warn({ tool: call.name, refusals: execution.refusals, aborted }, error.message);
   if (aborted) throw execution.abort(error);
   return {

@@ -150,7 +150,7 @@ function openCall(
     appendEntry(writer, parent, linked, context, id, info.name, toRecordable(args), metadata);
   }
   parent?.region?.opened(writer, id);
-  if (events?.listening === true) events.emit({ type: "node-start", nodeId: id, role: "code", name: info.name });
+  if (events?.listening === true) events.emit({ type: "node", phase: "start", nodeId: id, role: "code", name: info.name });
   return {
     writer,
     nodeId: id,
@@ -245,9 +245,9 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
       // The caller gets the storage error: the node, committed once the fault clears, says so too.
       status = "error";
       writer.update(nodeId, { metadata: { status, error: describeError(storageError) } });
-      if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
+      if (events?.listening === true) events.emit({ type: "node", phase: "end", nodeId, role: "code", name: call.name, status });
       throw storageError;
     }
   }
-  if (events?.listening === true) events.emit({ type: "node-end", nodeId, role: "code", name: call.name, status });
+  if (events?.listening === true) events.emit({ type: "node", phase: "end", nodeId, role: "code", name: call.name, status });
 }
