@@ -62,7 +62,6 @@ export {
   RateLimitError,
   OverloadedError,
   ContextOverflowError,
-  ProviderTimeoutError,
   ScriptedProvider,
   SessionStore,
   InMemorySessionStore,
