@@ -1,5 +1,5 @@
 import { MaxStepsExceededError } from "../errors/core-errors";
-import { RunTotals } from "./run-result";
+import { RunTotals, type Pricing } from "./run-result";
 
 /** How far one loop may count {@link Execution.steps}: up to `limit`, a budget of `size` requests. */
 export interface StepBudget {
@@ -27,6 +27,8 @@ export class Execution {
   abortError: unknown = undefined;
   /** Usage, requests and tool calls of this run and its nested runs so far. */
   readonly totals = new RunTotals();
+  /** The pricing table of the runtime that started the run: nested runtimes without one use it. */
+  pricing: Pricing | undefined = undefined;
 
   /**
    * Counts one model request against `budget`: the step budget of the loop

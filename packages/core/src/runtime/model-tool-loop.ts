@@ -51,7 +51,11 @@ export interface ExecResult {
  */
 export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): Promise<ExecResult> {
   const scope = currentScope();
-  const execution = scope?.execution ?? new Execution();
+  let execution = scope?.execution;
+  if (execution === undefined) {
+    execution = new Execution();
+    execution.pricing = settings.pricing;
+  }
   const steps = execution.budget(settings.maxSteps, scope?.steps);
   const agent = request.agent ?? scope?.events?.agent ?? "";
   let events = scope?.events?.nested(settings.logger, settings.onEvent, agent) ?? RunEvents.root(settings.logger, settings.onEvent, agent);
@@ -121,7 +125,7 @@ async function finishedRun(
     return {
       text: outcome?.text ?? "",
       status,
-      usage: totals.usageSince(at.start, at.settings.pricing !== undefined),
+      usage: totals.usageSince(at.start, (at.settings.pricing ?? at.execution.pricing) !== undefined),
       requests: totals.requests - at.start.requests,
       toolCalls: totals.toolCalls - at.start.toolCalls,
       ...(at.cursor === undefined ? {} : { sessionId: at.cursor.writer.sessionId }),
@@ -226,7 +230,8 @@ async function loop(
     const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
     if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
     usage = addUsage(usage, response.usage);
-    execution.totals.addResponse(pricedModel(settings.pricing, model, response.model), response.usage, settings.pricing);
+    const pricing = settings.pricing ?? execution.pricing;
+    execution.totals.addResponse(pricedModel(pricing, model, response.model), response.usage, pricing);
     messages.push({ role: "assistant", content: response.content });
 
     const calls = response.content.filter((block) => block.type === "tool_use");
@@ -266,7 +271,11 @@ async function requestModel(
   if (aborted(signal)) throw abortReason(signal!);
   let answer: ModelResponse;
   try {
-    const call = streaming === undefined ? callProvider(provider, request, signal) : streamProvider(provider, request, signal, streaming);
+    // A provider without stream() (a custom one) is asked as usual: its answer arrives whole.
+    const call =
+      streaming === undefined || typeof provider.stream !== "function"
+        ? callProvider(provider, request, signal)
+        : streamProvider(provider, request, signal, streaming);
     answer = await raceSignal(call, signal);
   } catch (error) {
     if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
