@@ -10,7 +10,9 @@
  * - default: loop detection on and every node recorded in an in-memory
  *   session store (one session per round; `historyFilter: false`, so each
  *   turn sends what the hand-written loop sends instead of a growing history);
- * - sqlite: the same, recorded in a SQLite file store (WAL; a finished
+ * - streamed: the default set-up through `agent.stream()`, every event read
+ *   (the provider streams; each request's text arrives as text-delta events);
+ * - sqlite: the same as default, recorded in a SQLite file store (WAL; a finished
  *   top-level call is committed before it returns; one store for the whole
  *   run, as a server keeps one, and a new session per round);
  * - postgres: the same, recorded in a PostgresSessionStore against an
@@ -68,7 +70,7 @@ class Lookup extends Agent {
   }
 }
 
-type Setup = "bare" | "guarded" | "default" | "sqlite" | "postgres";
+type Setup = "bare" | "guarded" | "default" | "streamed" | "sqlite" | "postgres";
 
 /** A function running `count` turns and returning ns per turn. */
 type Turns = (count: number) => Promise<number>;
@@ -160,7 +162,7 @@ function reinTurns(setup: Setup): Turns {
   const agent = new Lookup({ runtime });
   return async (count) => {
     let context: Context;
-    if (setup === "default") {
+    if (setup === "default" || setup === "streamed") {
       const store = new InMemorySessionStore();
       store.createSession("bench", {});
       context = new Context({}, { store: new SessionNodeWriter(store, "bench", { batching: "manual" }), historyFilter: false });
@@ -173,7 +175,16 @@ function reinTurns(setup: Setup): Turns {
       context = new Context({}, { historyFilter: false });
     }
     const start = process.hrtime.bigint();
-    for (let i = 0; i < count; i++) await agent.ask("Look up k0, k1 and k2.", { context });
+    if (setup === "streamed") {
+      // The same turn through agent.stream(), every event read (the provider streams its answers).
+      for (let i = 0; i < count; i++) {
+        const run = agent.stream("Look up k0, k1 and k2.", { context });
+        for await (const event of run) void event;
+        await run.result;
+      }
+    } else {
+      for (let i = 0; i < count; i++) await agent.ask("Look up k0, k1 and k2.", { context });
+    }
     return Number(process.hrtime.bigint() - start) / count;
   };
 }
@@ -241,12 +252,12 @@ export async function benchTurnOverhead(): Promise<number> {
 
 async function measure(): Promise<number> {
   const hand = handWrittenTurns();
-  const setups: Setup[] = ["bare", "guarded", "default", "sqlite", ...(postgres === undefined ? [] : ["postgres" as const])];
+  const setups: Setup[] = ["bare", "guarded", "default", "streamed", "sqlite", ...(postgres === undefined ? [] : ["postgres" as const])];
   const rein = Object.fromEntries(setups.map((setup) => [setup, reinTurns(setup)])) as Record<Setup, Turns>;
   const warm = [await warmUp(hand)];
   for (const setup of setups) warm.push(await warmUp(rein[setup]));
   const handRounds: number[] = [];
-  const added: Record<Setup, number[]> = { bare: [], guarded: [], default: [], sqlite: [], postgres: [] };
+  const added: Record<Setup, number[]> = { bare: [], guarded: [], default: [], streamed: [], sqlite: [], postgres: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const handNs = await hand(TURNS_PER_ROUND);
     handRounds.push(handNs);
@@ -259,6 +270,7 @@ async function measure(): Promise<number> {
     bare: "Rein, nothing recorded, loops off",
     guarded: "Rein, loop detection on",
     default: "Rein, loops on + in-memory recording",
+    streamed: "Rein, same, through agent.stream()",
     sqlite: "Rein, loops on + SQLite recording",
     postgres: "Rein, loops on + Postgres recording",
   };
@@ -273,6 +285,8 @@ async function measure(): Promise<number> {
     const rounds = stats(added[setup].map((ns, round) => ns - added.default[round]!));
     return { min: rounds.min! / 1000, median: (stats(added[setup]).median! - inMemory.median!) / 1000, max: rounds.max! / 1000 };
   };
+  const streamed = over("streamed");
+  console.log(`Streaming over ask (median): ${streamed.median.toFixed(1)} µs per 4-request turn (round by round: min ${streamed.min.toFixed(1)}, max ${streamed.max.toFixed(1)})`);
   const persisted = over("sqlite").median;
   console.log(`SQLite recording over in-memory recording (median): ${persisted.toFixed(1)} µs/turn — issue 10 target ≤ 150 µs (${persisted <= 150 ? "met" : "NOT met"})`);
   if (postgres !== undefined) {

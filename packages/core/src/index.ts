@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { Agent } from "./agent/agent";
-export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort } from "./agent/agent";
+export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort, InferOutput } from "./agent/agent";
 export { agent } from "./agent/agent-function";
 export type { AgentFunctionOptions } from "./agent/agent-function";
 export { method } from "./agent/method-decorator";

@@ -9,6 +9,7 @@ import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
 import type { ScopeOwner } from "../scope/enter-scope";
 import type { Tool } from "../tools/tool";
+import type { ParametersSchema } from "../tools/schema";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
 import type { MethodOptions } from "./method-options";
 import { methodTool, type ToolApprover } from "./method-tool";
@@ -63,7 +64,22 @@ export interface AskOptions {
   toolChoice?: ToolChoice;
   maxIterations?: number;
   signal?: AbortSignal;
+  /**
+   * The final answer must match this schema — a zod (Standard Schema) schema
+   * or a JSON Schema object — and `ask` resolves with the validated value
+   * (typed from a zod schema) instead of text. The provider's native
+   * structured output is used; an answer that does not validate gets one
+   * repair request, then {@link OutputValidationError}. Tools still run
+   * first in the same loop.
+   */
+  responseFormat?: ParametersSchema;
 }
+
+/**
+ * The value a `responseFormat` schema validates to: the output type of a zod
+ * (Standard Schema) schema, `unknown` for a JSON Schema.
+ */
+export type InferOutput<S> = S extends { readonly "~standard": { readonly types?: { readonly output: infer O } | undefined } } ? O : unknown;
 
 /**
  * The static fields a subclass may declare as class defaults. Annotate with
@@ -170,10 +186,12 @@ export class Agent implements ScopeOwner {
    * the final answer's text. Inside a running call it joins that call's
    * execution; otherwise it starts a standalone one and releases it after.
    */
-  async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<string> {
+  ask<S extends ParametersSchema>(prompt: string | readonly ContentBlock[], overrides: AskOptions & { responseFormat: S }): Promise<InferOutput<S>>;
+  ask(prompt: string | readonly ContentBlock[], overrides?: AskOptions): Promise<string>;
+  async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<unknown> {
     checkAskArguments(prompt, overrides);
     const result = await (overrides.runtime ?? this.runtime).exec(this.#execRequest(prompt, overrides));
-    return result.text;
+    return overrides.responseFormat === undefined ? result.text : result.output;
   }
 
   /**
@@ -209,6 +227,7 @@ export class Agent implements ScopeOwner {
       context: overrides.context ?? this.contextFor(Context.current()),
       loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
       agent: this.constructor.name,
+      ...(overrides.responseFormat === undefined ? {} : { responseFormat: overrides.responseFormat }),
     };
   }
 
@@ -217,7 +236,7 @@ export class Agent implements ScopeOwner {
    * resolves with the chosen id. Invalid options are rejected before any
    * request; an answer that is not an option throws {@link DecisionError}.
    */
-  async choose(prompt: string, options: ChoiceOptions, overrides: Omit<AskOptions, "tools" | "toolChoice"> = {}): Promise<string> {
+  async choose(prompt: string, options: ChoiceOptions, overrides: Omit<AskOptions, "tools" | "toolChoice" | "responseFormat"> = {}): Promise<string> {
     checkChooseArguments(prompt, options, overrides);
     const choices = normaliseChoices(options);
     const listing = choices.map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`)).join("\n");

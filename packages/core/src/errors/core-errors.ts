@@ -38,6 +38,30 @@ export class DecisionError extends ModelBehaviorError {
   }
 }
 
+/**
+ * The model's final answer did not match the run's `responseFormat`, also
+ * after one repair request that listed the problems (model behaviour).
+ */
+export class OutputValidationError extends ModelBehaviorError {
+  static {
+    this.defineErrorName("OutputValidationError");
+  }
+
+  /** What was wrong with the last answer (at most 20 problems). */
+  readonly issues: readonly string[];
+  /** The last answer's text. */
+  readonly answer: string;
+
+  constructor(issues: readonly string[], answer: string) {
+    super(
+      `the model's answer does not match the response format, also after one repair request: ${issues.join("; ")}; ` +
+        `simplify the schema, describe its fields, or use a model with native structured output`,
+    );
+    this.issues = issues;
+    this.answer = answer;
+  }
+}
+
 /** One model-tool loop made `maxIterations` requests without the model finishing (model behaviour). */
 export class MaxIterationsExceededError extends ModelBehaviorError {
   static {

@@ -3,6 +3,7 @@ export { UsageError, ModelBehaviorError, SystemFailureError } from "@rein/guard"
 export {
   CancelledError,
   DecisionError,
+  OutputValidationError,
   MaxIterationsExceededError,
   MaxStepsExceededError,
   ContextProviderError,

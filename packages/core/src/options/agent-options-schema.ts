@@ -51,13 +51,14 @@ const askShape: Shape<AskOptions> = {
   toolChoice,
   maxIterations: positiveInteger,
   signal: abortSignal,
+  responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
 };
 
 /** {@link AskOptions}: the overrides of `agent.ask`. */
 export const askOptionsSchema = optionsSchema<AskOptions>("ask", askShape);
 
-/** The overrides of `agent.choose` (ask's, without tools and toolChoice). */
-export const chooseOptionsSchema = optionsSchema<Omit<AskOptions, "tools" | "toolChoice">>("choose", {
+/** The overrides of `agent.choose` (ask's, without tools, toolChoice and responseFormat). */
+export const chooseOptionsSchema = optionsSchema<Omit<AskOptions, "tools" | "toolChoice" | "responseFormat">>("choose", {
   model: modelId,
   effort,
   instructions: string,

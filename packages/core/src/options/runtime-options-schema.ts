@@ -39,6 +39,7 @@ export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
   effort,
   context,
   loopDetection,
+  responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
   agent: string,
   listener: rule("a run listener", (value) => typeof value === "object" && value !== null, "object"),
 });

@@ -3,6 +3,7 @@ import type { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
 import type { ToolChoice } from "../model/model-provider";
 import type { Tool } from "../tools/tool";
+import type { ParametersSchema } from "../tools/schema";
 import type { RunEventListener } from "./runtime-events";
 
 /** One model-tool loop to run. */
@@ -24,6 +25,13 @@ export interface ExecRequest {
   context?: Context;
   /** Per-agent tool-loop detection settings, overlaid on the runtime's. */
   loopDetection?: LoopDetectionOptions;
+  /**
+   * The final answer must match this schema (a zod / Standard Schema or a
+   * JSON Schema object): sent as the provider's native structured output,
+   * validated, repaired once, else `OutputValidationError`. The result's
+   * `output` (and `run.output`) carries the value.
+   */
+  responseFormat?: ParametersSchema;
   /** The agent running the loop (its class name), stamped on the run's events. @default "" */
   agent?: string;
   /**

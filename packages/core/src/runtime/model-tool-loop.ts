@@ -2,7 +2,7 @@ import { types } from "node:util";
 import * as guard from "@rein/guard";
 import { currentChain, deniedTools, depthOf, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
-import { MaxIterationsExceededError } from "../errors/core-errors";
+import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelProvider, ModelRequest, ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
 import { ContextOverflowError, ProviderError } from "../model/provider-errors";
@@ -21,6 +21,7 @@ import type { LoopSettings } from "./loop-settings";
 import { RunEvents } from "./run-events";
 import type { Pricing, RunResult, RunTotals } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
+import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
@@ -38,6 +39,8 @@ export interface ExecResult {
   readonly usage: Usage;
   /** Model requests made by this loop. */
   readonly requests: number;
+  /** The validated structured answer, when the request had a `responseFormat`. */
+  readonly output?: unknown;
   /** The run as a whole: usage, requests and tool calls of this loop and every run nested in it. */
   readonly run: RunResult;
 }
@@ -130,6 +133,7 @@ async function finishedRun(
       toolCalls: totals.toolCalls - at.start.toolCalls,
       ...(at.cursor === undefined ? {} : { sessionId: at.cursor.writer.sessionId }),
       ...(at.cursor?.tail == null ? {} : { headId: at.cursor.tail }),
+      ...(outcome?.output === undefined ? {} : { output: outcome.output }),
       ...(outcome === undefined ? { error } : {}),
     };
   };
@@ -201,6 +205,8 @@ async function loop(
     return true;
   };
 
+  const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
+  let repaired = false;
   let recordedInput: readonly ContentBlock[] = content;
   let toolChoice: ToolChoice | undefined = request.toolChoice;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -216,7 +222,8 @@ async function loop(
     try {
       // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
       const streaming = events.listening ? { events, step } : undefined;
-      response = await requestModel(provider, { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort }, signal, streaming);
+      const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort };
+      response = await requestModel(provider, format === undefined ? modelRequest : { ...modelRequest, responseFormat: format.wire }, signal, streaming);
     } catch (error) {
       const at = recorder();
       if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
@@ -236,7 +243,18 @@ async function loop(
 
     const calls = response.content.filter((block) => block.type === "tool_use");
     if (calls.length === 0) {
-      return { text: textOf(response.content), content: response.content, stopReason: response.stopReason, usage, requests: iteration };
+      const text = textOf(response.content);
+      const outcome = { text, content: response.content, stopReason: response.stopReason, usage, requests: iteration };
+      if (format === undefined) return outcome;
+      const read = await readStructuredAnswer(text, format);
+      if (read.ok) return { ...outcome, output: read.value };
+      if (repaired) throw new OutputValidationError(read.problems, text);
+      // One repair request, naming what was wrong.
+      repaired = true;
+      const repair: ContentBlock[] = [textBlock(repairPrompt(read.problems, format))];
+      messages.push({ role: "user", content: repair });
+      recordedInput = repair;
+      continue;
     }
     // A forced choice applies to the first request only, or the model could never finish.
     if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;

@@ -65,6 +65,8 @@ export interface RunResult {
   readonly sessionId?: string;
   /** The last node the run recorded (the session's head after a top-level run). */
   readonly headId?: string;
+  /** The validated structured answer, when the run had a `responseFormat`. */
+  readonly output?: unknown;
   /** Why it did not complete (status `error` or `cancelled`). */
   readonly error?: unknown;
 }

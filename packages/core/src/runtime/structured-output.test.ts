@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { Agent } from "../agent/agent";
+import { OutputValidationError } from "../errors/core-errors";
+import { ScriptedProvider } from "../model/scripted-provider";
+import { Runtime } from "./runtime";
+
+const Weather = z.object({ city: z.string(), tempC: z.number() });
+
+class Forecaster extends Agent {
+  static methodOptions = { lookup: { tool: true, description: "Current temperature of a city." } };
+  lookup(city: string): string {
+    return `${city}: 21.5 C`;
+  }
+}
+
+const forecaster = (model: ScriptedProvider) => new Forecaster({ runtime: new Runtime({ provider: model }) });
+
+describe("ask({ responseFormat })", () => {
+  it("resolves with the validated, typed value; the request carries the format for the provider's native structured output", async () => {
+    const model = new ScriptedProvider(['{"city":"Oslo","tempC":4}']);
+    const weather = await forecaster(model).ask("Weather in Oslo?", { responseFormat: Weather });
+    // Typed from the zod schema: a wrong field would not compile.
+    const tempC: number = weather.tempC;
+    expect(weather).toEqual({ city: "Oslo", tempC: 4 });
+    expect(tempC).toBe(4);
+    expect(model.requests[0]!.responseFormat).toMatchObject({
+      name: "response",
+      schema: { type: "object", properties: { city: { type: "string" }, tempC: { type: "number" } } },
+    });
+  });
+
+  it("tools first, then the structured final answer, in the same loop", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "lookup", input: { city: "Rome" } }] }, '{"city":"Rome","tempC":21.5}']);
+    await expect(forecaster(model).ask("Weather in Rome?", { responseFormat: Weather })).resolves.toEqual({ city: "Rome", tempC: 21.5 });
+    expect(model.requests).toHaveLength(2);
+  });
+
+  it("an answer that does not validate gets one repair request naming the problems; a valid repair resolves", async () => {
+    const model = new ScriptedProvider(['{"city":"Oslo","tempC":"cold"}', '```json\n{"city":"Oslo","tempC":-3}\n```']);
+    await expect(forecaster(model).ask("Weather in Oslo?", { responseFormat: Weather })).resolves.toEqual({ city: "Oslo", tempC: -3 });
+    expect(model.requests).toHaveLength(2);
+    const repair = JSON.stringify(model.requests[1]!.messages.at(-1));
+    expect(repair).toContain("does not match the required response format");
+    expect(repair).toContain("tempC");
+  });
+
+  it("still invalid after the repair: OutputValidationError with the issues, after exactly two requests", async () => {
+    const model = new ScriptedProvider(["It is cold in Oslo.", '{"city":"Oslo"}']);
+    const error = await forecaster(model)
+      .ask("Weather in Oslo?", { responseFormat: Weather })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OutputValidationError);
+    expect((error as OutputValidationError).issues.join(" ")).toMatch(/tempC/);
+    expect((error as OutputValidationError).answer).toBe('{"city":"Oslo"}');
+    expect(JSON.stringify(model.requests[1]!.messages.at(-1))).toContain("the answer is not JSON");
+    expect(model.requests).toHaveLength(2);
+  });
+
+  it("a JSON Schema works too (the value is unknown-typed); stream().result carries it as output", async () => {
+    const schema = { type: "object", title: "Weather report", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false };
+    const model = new ScriptedProvider(['{"ok":true}', '{"ok":false}']);
+    const agent = forecaster(model);
+    await expect(agent.ask("Fine?", { responseFormat: schema })).resolves.toEqual({ ok: true });
+    expect(model.requests[0]!.responseFormat).toMatchObject({ name: "Weather_report", strict: true });
+    const result = await agent.stream("Fine?", { responseFormat: schema }).result;
+    expect(result).toMatchObject({ status: "completed", output: { ok: false } });
+  });
+
+  it("a responseFormat that is not a schema object is a TypeError naming the option", async () => {
+    const agent = forecaster(new ScriptedProvider(["{}"]));
+    await expect(agent.ask("x", { responseFormat: "json" as never })).rejects.toThrow(/responseFormat/);
+    await expect(agent.ask("x", { responseFormat: { type: "array" } })).rejects.toThrow(/responseFormat.*object/);
+  });
+});
