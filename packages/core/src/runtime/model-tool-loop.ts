@@ -206,6 +206,8 @@ async function loop(
   };
 
   const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
+  // Requests of one conversation share their prefix: providers that route by a key keep them on one cache.
+  const cacheKey = cursor?.writer.sessionId;
   let repaired = false;
   let recordedInput: readonly ContentBlock[] = content;
   let toolChoice: ToolChoice | undefined = request.toolChoice;
@@ -222,7 +224,7 @@ async function loop(
     try {
       // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
       const streaming = events.listening ? { events, step } : undefined;
-      const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort };
+      const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort, cacheKey };
       response = await requestModel(provider, format === undefined ? modelRequest : { ...modelRequest, responseFormat: format.wire }, signal, streaming);
     } catch (error) {
       const at = recorder();
