@@ -63,6 +63,7 @@ export {
   RateLimitError,
   OverloadedError,
   ContextOverflowError,
+  ProviderTimeoutError,
   ScriptedProvider,
   SessionStore,
   InMemorySessionStore,

@@ -19,6 +19,7 @@ export {
   RateLimitError,
   OverloadedError,
   ContextOverflowError,
+  ProviderTimeoutError,
 } from "./provider-errors";
 export type { ProviderErrorDetails } from "./provider-errors";
 export { ScriptedProvider } from "./scripted-provider";

@@ -50,10 +50,13 @@ export class RateLimitError extends ProviderError {
 
   /** Seconds the provider asked to wait, from `retry-after`, when it said. */
   readonly retryAfterSeconds: number | undefined;
+  /** Milliseconds the provider asked to wait (`retry-after-ms` or `retry-after`), when it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, details: ProviderErrorDetails & { retryAfterSeconds?: number }) {
+  constructor(message: string, details: ProviderErrorDetails & { retryAfterSeconds?: number; retryAfterMs?: number }) {
     super(message, details);
-    this.retryAfterSeconds = details.retryAfterSeconds;
+    this.retryAfterMs = details.retryAfterMs ?? (details.retryAfterSeconds === undefined ? undefined : details.retryAfterSeconds * 1000);
+    this.retryAfterSeconds = details.retryAfterSeconds ?? (details.retryAfterMs === undefined ? undefined : details.retryAfterMs / 1000);
   }
 }
 
@@ -71,5 +74,36 @@ export class OverloadedError extends ProviderError {
 export class ContextOverflowError extends ProviderError {
   static {
     this.defineErrorName("ContextOverflowError");
+  }
+}
+
+/**
+ * A provider request ran past one of its limits and was aborted (its
+ * connection closed): the whole request took longer than `timeoutMs`, or a
+ * stream went silent for longer than `idleTimeoutMs`. The message names the
+ * limit and how to raise it.
+ *
+ * @example
+ * ```ts
+ * if (ProviderTimeoutError.isInstance(error)) console.log(error.limit, error.timeoutMs);
+ * ```
+ */
+export class ProviderTimeoutError extends ProviderError {
+  static {
+    this.defineErrorName("ProviderTimeoutError");
+  }
+
+  /** Which limit ran out: the whole request (`"timeoutMs"`) or silence inside a stream (`"idleTimeoutMs"`). */
+  readonly limit: "timeoutMs" | "idleTimeoutMs";
+  /** The limit that ran out, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(
+    message: string,
+    details: ProviderErrorDetails & { limit: "timeoutMs" | "idleTimeoutMs"; timeoutMs: number },
+  ) {
+    super(message, details);
+    this.limit = details.limit;
+    this.timeoutMs = details.timeoutMs;
   }
 }
