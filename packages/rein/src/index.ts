@@ -32,6 +32,7 @@ import { createProvider } from "@rein/providers";
 // @rein/core
 export {
   Agent,
+  ChatAgent,
   RunStream,
   RUN_STREAM_BUFFER,
   agent,
@@ -48,6 +49,7 @@ export {
   ToolTimeoutError,
   DecisionError,
   OutputValidationError,
+  SessionMismatchError,
   MaxIterationsExceededError,
   MaxStepsExceededError,
   ContextProviderError,
@@ -110,6 +112,10 @@ export type {
   RuntimeEventListener,
   RunEvent,
   InferOutput,
+  TurnRequest,
+  TurnOptions,
+  TurnResult,
+  TurnStatus,
   RunEventBody,
   RunEventSource,
   RunEventListener,

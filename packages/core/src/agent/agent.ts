@@ -1,12 +1,14 @@
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
 import { Context } from "../context/context";
-import { DecisionError } from "../errors/core-errors";
+import { DecisionError, SessionMismatchError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
 import type { ToolChoice } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvents } from "../runtime/run-events";
 import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
+import type { RunResult } from "../runtime/run-result";
+import type { TurnOptions, TurnRequest, TurnResult } from "./turns";
 import type { ScopeOwner } from "../scope/enter-scope";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
@@ -19,6 +21,7 @@ import {
   checkAgentClassOptions,
   checkAgentOptions,
   checkAskArguments,
+  checkTurnArguments,
   checkChooseArguments,
 } from "../options/agent-options-schema";
 
@@ -213,6 +216,73 @@ export class Agent implements ScopeOwner {
     return new RunStream((listener) => runtime.exec({ ...request, listener }));
   }
 
+  /**
+   * Runs one conversation turn: the input as a top-level run on the
+   * Context's session (this agent's settings apply), resolving with a
+   * {@link TurnResult} whatever happens — a failed turn has its status and
+   * error. A `request.sessionId` other than the Context's session is a
+   * {@link SessionMismatchError} before anything is created; `headId`
+   * continues after that node (a branch).
+   * @example
+   * ```ts
+   * const turn = await agent.runTurn({ input: "And tomorrow?" }, { context: Context.forSession(store, "chat-42") });
+   * console.log(turn.text, turn.usage.outputTokens, turn.headId);
+   * ```
+   */
+  async runTurn(request: TurnRequest, options: TurnOptions = {}): Promise<TurnResult> {
+    checkTurnArguments(request, options);
+    let context = options.context ?? this.contextFor(Context.current());
+    const bound = context.sessionId;
+    if (request.sessionId !== undefined) {
+      if (bound === undefined) {
+        throw new TypeError(
+          `runTurn: the request names session '${request.sessionId}', but the agent's Context records to no session store; ` +
+            `pass { context: Context.forSession(store, '${request.sessionId}') }`,
+        );
+      }
+      if (bound !== request.sessionId) throw new SessionMismatchError(request.sessionId, bound);
+    }
+    if (request.headId !== undefined) context = new Context({}, { parent: context, headId: request.headId });
+    let finished: RunResult | undefined;
+    const exec: ExecRequest = {
+      ...this.#execRequest(request.input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
+      onFinish: (result) => (finished = result),
+      ...(options.onEvent === undefined ? {} : { listener: { deliver: options.onEvent, gate: () => undefined } }),
+    };
+    const writer = context.store;
+    try {
+      const result = await this.runtime.exec(exec);
+      return turnResult(result.run, writer);
+    } catch (error) {
+      return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
+    }
+  }
+
+  /**
+   * Adds input to this agent's running turn, delivered at its next safe
+   * point: joined to the next model request's user turn, never in the middle
+   * of a tool call. With no turn running, it joins the next one's first
+   * request.
+   * @example
+   * ```ts
+   * const turn = agent.runTurn({ input: "Plan the trip." });
+   * agent.steer("Keep it under 500 euros.");
+   * await turn;
+   * ```
+   */
+  steer(text: string): void {
+    if (typeof text !== "string" || text.trim() === "") throw new TypeError("steer(text): text must be a non-empty string");
+    this.#steering.push(text);
+  }
+
+  /** Steered input not yet delivered. */
+  readonly #steering: string[] = [];
+
+  /** Takes the steered input for the next request. */
+  #takeSteering(): readonly string[] {
+    return this.#steering.length === 0 ? NOTHING_STEERED : this.#steering.splice(0);
+  }
+
   /** The loop `ask` and `stream` run, with this agent's settings under `overrides`. */
   #execRequest(prompt: string | readonly ContentBlock[], overrides: AskOptions): ExecRequest {
     return {
@@ -227,6 +297,7 @@ export class Agent implements ScopeOwner {
       context: overrides.context ?? this.contextFor(Context.current()),
       loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
       agent: this.constructor.name,
+      steering: () => this.#takeSteering(),
       ...(overrides.responseFormat === undefined ? {} : { responseFormat: overrides.responseFormat }),
     };
   }
@@ -313,4 +384,28 @@ function normaliseChoices(options: ChoiceOptions): { id: string; description?: s
     seen.add(choice.id);
   }
   return choices;
+}
+
+const NOTHING_STEERED: readonly string[] = Object.freeze([]);
+
+const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+
+/** A turn's result from its run's, with where the session now stands. */
+function turnResult(run: RunResult, writer: Context["store"]): TurnResult {
+  let headId: string | undefined;
+  try {
+    headId = writer?.head ?? undefined;
+  } catch {
+    headId = run.headId;
+  }
+  return {
+    status: run.status,
+    text: run.text,
+    ...(run.output === undefined ? {} : { output: run.output }),
+    usage: run.usage,
+    requests: run.requests,
+    sessionId: writer?.sessionId,
+    headId,
+    ...(run.status === "completed" ? {} : { error: run.error }),
+  };
 }

@@ -49,7 +49,8 @@ export function prepareAgentClass(agentClass: abstract new (...args: never[]) =>
   const methods = inherited;
   const prototype = agentClass.prototype as Record<string, unknown>;
 
-  const instanceNames = scopableNames(prototype, ["constructor"]);
+  // Turn entries are runs of their own, never scoped calls (a `chat` override starts a turn, not a node).
+  const instanceNames = scopableNames(prototype, ["constructor", ...TURN_ENTRIES]);
   for (const name of instanceNames) {
     const options = mergeOptions(className, name, decoratedOptions(prototype, name), optionsMap[name], methods.get(name)?.options);
     const original = prototype[name] as (...args: unknown[]) => unknown;
@@ -97,6 +98,9 @@ function mergeOptions(
 }
 
 /** Own string-keyed plain methods (no accessors, generators or already-wrapped functions). */
+/** Methods a subclass may override that are never wrapped as scoped calls. */
+const TURN_ENTRIES = ["chat", "runTurn", "steer"];
+
 function scopableNames(target: Record<string, unknown>, skip: readonly string[]): string[] {
   const names: string[] = [];
   for (const name of Object.getOwnPropertyNames(target)) {

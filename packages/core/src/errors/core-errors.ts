@@ -39,6 +39,30 @@ export class DecisionError extends ModelBehaviorError {
 }
 
 /**
+ * A turn named a session other than the one its Context records to
+ * (refused before anything is created).
+ */
+export class SessionMismatchError extends UsageError {
+  static {
+    this.defineErrorName("SessionMismatchError");
+  }
+
+  /** The session the request named. */
+  readonly requestedSessionId: string;
+  /** The session the Context records to. */
+  readonly contextSessionId: string;
+
+  constructor(requestedSessionId: string, contextSessionId: string) {
+    super(
+      `the turn names session '${requestedSessionId}', but its Context records to session '${contextSessionId}'; ` +
+        `pass { context: Context.forSession(store, '${requestedSessionId}') }, or leave sessionId out to use the Context's session`,
+    );
+    this.requestedSessionId = requestedSessionId;
+    this.contextSessionId = contextSessionId;
+  }
+}
+
+/**
  * The model's final answer did not match the run's `responseFormat`, also
  * after one repair request that listed the problems (model behaviour).
  */

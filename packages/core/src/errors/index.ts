@@ -4,6 +4,7 @@ export {
   CancelledError,
   DecisionError,
   OutputValidationError,
+  SessionMismatchError,
   MaxIterationsExceededError,
   MaxStepsExceededError,
   ContextProviderError,

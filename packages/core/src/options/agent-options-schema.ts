@@ -1,5 +1,6 @@
 import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
 import type { AgentOptions, AgentSpec, AskOptions, ChoiceOptions } from "../agent/agent";
+import type { TurnOptions, TurnRequest } from "../agent/turns";
 import type { AgentFunctionOptions } from "../agent/agent-function";
 import type { ClassInfo } from "../agent/class-setup";
 import { validateMethodOptions, type MethodOptions } from "../agent/method-options";
@@ -195,4 +196,22 @@ export function checkAgentClassOptions(agentClass: object, classInfo: ClassInfo,
       throw new TypeError(`${options.name ?? className} has no tool method named '${entry}' (its tool methods: ${names.join(", ") || "none"})`);
     }
   }
+}
+
+/** {@link TurnRequest} and {@link TurnOptions}: the arguments of `agent.runTurn`. */
+const turnRequestSchema = optionsSchema<TurnRequest>("runTurn request", {
+  input: required(content),
+  sessionId: nonEmptyString,
+  headId: nonEmptyString,
+});
+const turnOptionsSchema = optionsSchema<TurnOptions>("runTurn", {
+  context,
+  onEvent: func("a function (event) => void"),
+  signal: abortSignal,
+});
+
+/** Checks the arguments of `agent.runTurn`. */
+export function checkTurnArguments(request: unknown, options: unknown): void {
+  turnRequestSchema.parse(request);
+  turnOptionsSchema.parse(options);
 }

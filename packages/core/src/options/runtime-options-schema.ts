@@ -41,6 +41,8 @@ export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
   loopDetection,
   responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
   agent: string,
+  steering: func("a function () => string[]"),
+  onFinish: func("a function (result) => void"),
   listener: rule("a run listener", (value) => typeof value === "object" && value !== null, "object"),
 });
 

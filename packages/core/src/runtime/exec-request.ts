@@ -5,6 +5,7 @@ import type { ToolChoice } from "../model/model-provider";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import type { RunEventListener } from "./runtime-events";
+import type { RunResult } from "./run-result";
 
 /** One model-tool loop to run. */
 export interface ExecRequest {
@@ -32,6 +33,14 @@ export interface ExecRequest {
    * `output` (and `run.output`) carries the value.
    */
   responseFormat?: ParametersSchema;
+  /**
+   * Input steered in while the run goes (`agent.steer`): called before each
+   * model request; what it returns joins that request's user turn.
+   * @internal
+   */
+  steering?: () => readonly string[];
+  /** Called with the run's result when it ends, completed or not. @internal */
+  onFinish?: (result: RunResult) => void;
   /** The agent running the loop (its class name), stamped on the run's events. @default "" */
   agent?: string;
   /**

@@ -101,7 +101,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   let looped = withFrameData(owner, loop, settings, request, execution, owner, events);
   // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
   if (cursor?.written !== undefined) looped = committedRun(looped, cursor as SessionCursor & { written: Set<string> });
-  const run = finishedRun(looped, { settings, execution, events, start, cursor });
+  const run = finishedRun(looped, { settings, execution, events, start, cursor, onFinish: request.onFinish });
   if (base === undefined && region === scope?.region) return run;
   return run.finally(() => {
     // The call's tail moves to where this loop ended: after concurrent loops, the one that finished last.
@@ -120,7 +120,14 @@ type LoopOutcome = Omit<ExecResult, "run">;
  */
 async function finishedRun(
   run: Promise<LoopOutcome>,
-  at: { settings: LoopSettings; execution: Execution; events: RunEvents; start: RunTotals; cursor: SessionCursor | undefined },
+  at: {
+    settings: LoopSettings;
+    execution: Execution;
+    events: RunEvents;
+    start: RunTotals;
+    cursor: SessionCursor | undefined;
+    onFinish: ((result: RunResult) => void) | undefined;
+  },
 ): Promise<ExecResult> {
   const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
     const totals = at.execution.totals;
@@ -141,10 +148,13 @@ async function finishedRun(
   try {
     outcome = await run;
   } catch (error) {
-    if (at.events.listening) at.events.emit({ type: "run-finish", result: result(undefined, error) });
+    const failed = result(undefined, error);
+    at.onFinish?.(failed);
+    if (at.events.listening) at.events.emit({ type: "run-finish", result: failed });
     throw error;
   }
   const finished = result(outcome);
+  at.onFinish?.(finished);
   if (at.events.listening) at.events.emit({ type: "run-finish", result: finished });
   return { ...outcome, run: finished };
 }
@@ -217,6 +227,14 @@ async function loop(
     if (aborted(signal)) throw abortReason(signal!);
     if (settings.maxContextTokens !== undefined && estimateTokens(system, messages, specs) > settings.maxContextTokens) {
       await compact();
+    }
+    // Input steered in since the last request joins this one's user turn: between requests, never mid-tool.
+    const steered = request.steering?.();
+    if (steered !== undefined && steered.length > 0) {
+      const blocks = steered.map((text) => textBlock(text));
+      const last = messages[messages.length - 1]!;
+      messages[messages.length - 1] = { role: last.role, content: [...last.content, ...blocks] };
+      recordedInput = [...recordedInput, ...blocks];
     }
     const step = execution.step(steps);
     if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
