@@ -8,6 +8,7 @@ export { AnthropicProvider } from "./anthropic/anthropic-provider";
 export type { AnthropicProviderSettings } from "./anthropic/anthropic-provider";
 export { OpenAIProvider } from "./openai/openai-provider";
 export type { OpenAIApi, OpenAIProviderSettings } from "./openai/openai-provider";
+export type { RequestLimitSettings } from "./shared/request-limits";
 export { createProvider, defaultAnthropicModel, defaultOpenAIModel } from "./create-provider";
 export type { ProviderEnvironment } from "./create-provider";
 export { ProviderConfigError, MissingProviderError } from "./provider-config-error";

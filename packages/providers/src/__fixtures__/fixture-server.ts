@@ -11,6 +11,20 @@ export interface FixtureReply {
   json?: unknown;
   /** Raw SSE text, sent in small chunks so events straddle chunk boundaries. */
   sse?: string;
+  /** A raw body, sent as it is (with `content-type` from `headers`, else text/plain). */
+  text?: string;
+  /**
+   * Send the headers and this many bytes of the body, then nothing more,
+   * keeping the connection open (a stalled server): 0 stalls right after the
+   * headers.
+   */
+  stallAfterBytes?: number;
+  /**
+   * Send this many bytes of the body, then end the response cleanly (a
+   * graceful close mid-answer), or with `abrupt`, destroy the socket.
+   */
+  cutAfterBytes?: number;
+  abrupt?: boolean;
 }
 
 /** A request the server received. */
@@ -21,6 +35,10 @@ export interface RecordedRequest {
   // Tests read arbitrary wire fields of the parsed body.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
+  /** The body exactly as it came over the wire. */
+  rawBody: string;
+  /** Resolves when the client's connection closes (an aborted request closes it; keep-alive ones stay open). */
+  closed: Promise<void>;
 }
 
 /**
@@ -44,11 +62,14 @@ export class FixtureServer {
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");
+        const socket = request.socket;
         fixtureServer!.requests.push({
           method: request.method ?? "",
           path: request.url ?? "",
           headers: request.headers,
           body: text === "" ? undefined : JSON.parse(text),
+          rawBody: text,
+          closed: socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once("close", () => resolve())),
         });
         const reply = fixtureServer!.replies.shift();
         if (reply === undefined) {
@@ -84,18 +105,38 @@ export class FixtureServer {
 
 async function send(reply: FixtureReply, response: import("node:http").ServerResponse): Promise<void> {
   const status = reply.status ?? 200;
+  let body: string;
+  let headers: Record<string, string>;
   if (reply.sse !== undefined) {
-    response.writeHead(status, { "content-type": "text/event-stream", "cache-control": "no-cache", ...reply.headers });
-    // Seven-byte chunks split JSON payloads and event boundaries alike.
-    for (let offset = 0; offset < reply.sse.length; offset += 7) {
-      response.write(reply.sse.slice(offset, offset + 7));
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    response.end();
+    body = reply.sse;
+    headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+  } else if (reply.text !== undefined) {
+    body = reply.text;
+    headers = { "content-type": "text/plain" };
+  } else {
+    body = JSON.stringify(reply.json ?? {});
+    headers = { "content-type": "application/json" };
+  }
+  response.writeHead(status, { ...headers, ...reply.headers });
+  const bytes = Buffer.from(body, "utf8");
+  const limit = Math.min(reply.stallAfterBytes ?? reply.cutAfterBytes ?? bytes.length, bytes.length);
+  // Seven-byte chunks split JSON payloads and SSE event boundaries alike.
+  const chunkSize = reply.sse !== undefined ? 7 : bytes.length;
+  for (let offset = 0; offset < limit; offset += chunkSize) {
+    if (response.destroyed) return;
+    response.write(bytes.subarray(offset, Math.min(offset + chunkSize, limit)));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (reply.stallAfterBytes !== undefined) {
+    // Headers must reach the client even when no byte of the body does.
+    response.flushHeaders();
     return;
   }
-  response.writeHead(status, { "content-type": "application/json", ...reply.headers });
-  response.end(JSON.stringify(reply.json ?? {}));
+  if (reply.cutAfterBytes !== undefined && reply.abrupt) {
+    response.socket?.destroy();
+    return;
+  }
+  response.end();
 }
 
 /** Reads a fixture file from the `__fixtures__` folder beside an adapter. */

@@ -1,16 +1,16 @@
-import { APIError } from "@anthropic-ai/sdk";
-import { ProviderError } from "@rein/core";
-import { toProviderError, toUnknownProviderError } from "../shared/to-provider-error";
+import { APIConnectionError, APIError } from "@anthropic-ai/sdk";
+import { unknownFailure, type FailureInfo } from "../shared/to-provider-error";
 
 /**
- * Maps whatever the Anthropic SDK threw to Rein's typed errors. The SDK keeps
- * the whole response body in `error.error` (`{ type: "error", error: { type, message } }`).
+ * What the Anthropic SDK threw, in the SDK-neutral form the shared mapping
+ * reads. The SDK keeps the whole response body in `error.error`
+ * (`{ type: "error", error: { type, message } }`).
  */
-export function fromAnthropicError(error: unknown): ProviderError {
-  // Already mapped, e.g. an error event read from a stream.
-  if (ProviderError.isInstance(error)) return error;
+export function describeAnthropicFailure(error: unknown): FailureInfo {
+  // APIConnectionError extends APIError, with no status: refused, reset, timed out.
+  if (error instanceof APIConnectionError) return unknownFailure("anthropic", error, "connection");
   if (error instanceof APIError) {
-    return toProviderError({
+    return {
       provider: "anthropic",
       status: error.status,
       apiMessage: error.apiMessage ?? undefined,
@@ -18,7 +18,8 @@ export function fromAnthropicError(error: unknown): ProviderError {
       headers: error.headers,
       body: error.error,
       cause: error,
-    });
+      kind: "api",
+    };
   }
-  return toUnknownProviderError("anthropic", error);
+  return unknownFailure("anthropic", error, "other");
 }

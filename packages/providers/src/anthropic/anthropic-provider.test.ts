@@ -288,7 +288,7 @@ describe("AnthropicProvider", () => {
     expect(error).toMatchObject({ status: 400, body: fixture("error-400-invalid-request.json") });
   });
 
-  it("retries with the SDK's own retry setting, honouring retry-after-ms", async () => {
+  it("retries up to maxRetries, honouring retry-after-ms", async () => {
     server().reply(
       { status: 529, headers: { "retry-after-ms": "1" }, json: fixture("error-529.json") },
       { json: fixture("messages-final-text.json") },

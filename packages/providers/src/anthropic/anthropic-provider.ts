@@ -6,15 +6,22 @@ import type {
   ModelResponse,
   ModelStreamEvent,
 } from "@rein/core";
+import { ProviderCall } from "../shared/provider-call";
 import { rejectConflictingOptions } from "../shared/reject-conflicting-options";
-import { fromAnthropicError } from "./anthropic-errors";
+import { resolveRequestLimits, type RequestLimits, type RequestLimitSettings } from "../shared/request-limits";
+import { describeAnthropicFailure } from "./anthropic-errors";
 import { toAnthropicParams } from "./anthropic-request";
 import { AnthropicStreamAssembler, fromAnthropicMessage } from "./anthropic-response";
 
-/** Settings of {@link AnthropicProvider}. */
-export interface AnthropicProviderSettings {
+/**
+ * Settings of {@link AnthropicProvider}. The request limits (`timeoutMs`,
+ * `idleTimeoutMs`, `maxRetryAfterMs`, `maxRetries`) apply to every call,
+ * also through a given `client`.
+ */
+export interface AnthropicProviderSettings extends RequestLimitSettings {
   /**
-   * API key, sent as a bearer token.
+   * API key, sent as a bearer token. Never appears in an error: text a
+   * server echoes back is redacted.
    * @default process.env.ANTHROPIC_API_KEY (read by the SDK)
    */
   apiKey?: string;
@@ -24,38 +31,31 @@ export interface AnthropicProviderSettings {
    */
   baseURL?: string;
   /**
-   * How many times the SDK retries a failed request (429, 408, 409, 5xx,
-   * connection errors), honouring `retry-after`.
-   * @default 2
-   */
-  maxRetries?: number;
-  /**
-   * Request timeout in milliseconds.
-   * @default 600000 (the SDK's ten minutes)
-   */
-  timeout?: number;
-  /**
    * `max_tokens` when the request sets no `maxOutputTokens` (the Messages API requires one).
    * @default 4096
    */
   maxOutputTokens?: number;
   /**
-   * Mark the end of the constant prefix (tools + system) cacheable with
-   * `cache_control: { type: "ephemeral" }`.
+   * Set `cache_control: { type: "ephemeral" }` breakpoints: on the end of
+   * the constant prefix (tools + system) and, rolling, on the last block of
+   * the last two user turns.
    * @default true
    */
   promptCaching?: boolean;
-  /** A ready-made SDK client; excludes `apiKey`, `baseURL`, `maxRetries` and `timeout`. */
+  /** A ready-made SDK client; excludes `apiKey` and `baseURL`. */
   client?: Anthropic;
 }
 
 /**
  * A {@link ModelProvider} on Anthropic's Messages API, through the official
- * `@anthropic-ai/sdk`. The SDK client is created on first use.
+ * `@anthropic-ai/sdk`. The SDK client is created on first use. Every call is
+ * bounded (`timeoutMs`, `idleTimeoutMs`), retried on its own terms
+ * (`maxRetries`, `maxRetryAfterMs`), and fails only with `ProviderError`s
+ * (or the caller's abort reason).
  *
  * @example
  * ```ts
- * const provider = new AnthropicProvider("claude-sonnet-5-5", { maxRetries: 4 });
+ * const provider = new AnthropicProvider("claude-sonnet-5-5", { maxRetries: 4, timeoutMs: 120_000 });
  * const response = await provider.complete({ system: "Be brief.", messages, tools: [] });
  * ```
  */
@@ -64,62 +64,83 @@ export class AnthropicProvider implements ModelProvider {
   readonly providerId = "anthropic";
   readonly modelId: string;
   private readonly settings: AnthropicProviderSettings;
+  private readonly limits: RequestLimits;
   private sdkClient: Anthropic | undefined;
 
+  /**
+   * @throws TypeError when `client` comes with `apiKey` or `baseURL`, or a request limit is not a valid number.
+   */
   constructor(modelId: string, settings: AnthropicProviderSettings = {}) {
-    rejectConflictingOptions("AnthropicProvider", settings, ["apiKey", "baseURL", "maxRetries", "timeout"]);
+    rejectConflictingOptions("AnthropicProvider", settings, ["apiKey", "baseURL"]);
+    this.limits = resolveRequestLimits("AnthropicProvider", settings);
     this.modelId = modelId;
     this.settings = { ...settings };
     this.sdkClient = settings.client;
   }
 
-  /** The SDK client, created on first use. */
+  /** The SDK client, created on first use. Its own retries and timeout are overridden per request. */
   get client(): Anthropic {
-    this.sdkClient ??= new Anthropic({
-      apiKey: this.settings.apiKey,
-      baseURL: this.settings.baseURL,
-      maxRetries: this.settings.maxRetries,
-      timeout: this.settings.timeout,
-    });
+    this.sdkClient ??= new Anthropic({ apiKey: this.settings.apiKey, baseURL: this.settings.baseURL, maxRetries: 0 });
     return this.sdkClient;
   }
 
   /**
    * Sends one request and resolves with the whole assistant turn.
-   * @throws a `ProviderError` subclass (`RateLimitError`, `AuthenticationError`,
-   * `OverloadedError`, `ContextOverflowError`) once the SDK's retries are used up,
-   * or the signal's reason when the caller aborted.
+   * @throws a `ProviderError`: a subclass (`RateLimitError`, `AuthenticationError`,
+   * `OverloadedError`, `ContextOverflowError`, `ProviderTimeoutError`) when
+   * one fits, once the retries are used up; or the signal's reason when the
+   * caller aborted.
    */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
+    const params = this.toParams(request);
+    const call = this.startCall(options.signal);
     try {
-      const message = await this.client.messages.create(this.toParams(request), { signal: options.signal });
-      return fromAnthropicMessage(message);
+      const message = await call.send((requestOptions) => this.client.messages.create(params, requestOptions));
+      return fromAnthropicMessage(message, request.responseFormat);
     } catch (error) {
-      options.signal?.throwIfAborted();
-      throw fromAnthropicError(error);
+      throw call.failure(error);
+    } finally {
+      call.close();
     }
   }
 
   /**
    * Streams one request: text and tool-argument deltas as they arrive, then
-   * the assembled `response`. Fails like {@link complete}, also for errors the
-   * API reports inside the stream.
+   * the assembled `response`, only once the stream reached `message_stop`.
+   * Fails like {@link complete}, also for errors the API reports inside the
+   * stream, a stream that ends early, and one that goes silent.
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
-    const assembler = new AnthropicStreamAssembler();
+    const params = { ...this.toParams(request), stream: true as const };
+    const call = this.startCall(options.signal);
+    const assembler = new AnthropicStreamAssembler(request.responseFormat);
+    let response: ModelResponse;
     try {
-      const events = await this.client.messages.create(
-        { ...this.toParams(request), stream: true },
-        { signal: options.signal },
-      );
-      for await (const event of events) yield* assembler.push(event);
+      const events = await call.send((requestOptions) => this.client.messages.create(params, requestOptions));
+      for await (const event of call.read(events, "message_stop")) yield* assembler.push(event);
+      // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
+      call.throwIfAborted();
+      response = assembler.finish();
     } catch (error) {
-      options.signal?.throwIfAborted();
-      throw fromAnthropicError(error);
+      throw call.failure(error);
+    } finally {
+      call.close();
     }
-    // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
-    options.signal?.throwIfAborted();
-    yield { type: "response", response: assembler.finish() };
+    yield { type: "response", response };
+  }
+
+  private startCall(signal: AbortSignal | undefined): ProviderCall {
+    const client = this.client;
+    return new ProviderCall(
+      {
+        provider: "anthropic",
+        settingsOwner: "AnthropicProvider",
+        limits: this.limits,
+        secrets: [client.apiKey, client.authToken].filter((secret): secret is string => typeof secret === "string"),
+        describeFailure: describeAnthropicFailure,
+      },
+      signal,
+    );
   }
 
   private toParams(request: ModelRequest) {

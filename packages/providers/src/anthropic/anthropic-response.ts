@@ -1,19 +1,76 @@
-import type Anthropic from "@anthropic-ai/sdk";
-import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
+import type { ContentBlock, ModelResponse, ModelStreamEvent, ResponseFormat, StopReason, Usage } from "@rein/core";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
+import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
-/** Maps a whole Messages API response to Rein's normalized turn. */
-export function fromAnthropicMessage(message: Anthropic.Messages.Message): ModelResponse {
+/**
+ * Maps a whole Messages API response to Rein's normalized turn, checking
+ * its shape on the way (a malformed body is a `ProviderError` naming the
+ * field). With a `responseFormat`, a call of the format's tool comes back
+ * as the answer text (see {@link answerFromFormatTool}).
+ */
+export function fromAnthropicMessage(body: unknown, format?: ResponseFormat): ModelResponse {
+  const shape = new WireShape("anthropic", "response", body);
+  const message = shape.root();
   const content: ContentBlock[] = [];
-  for (const block of message.content) {
-    if (block.type === "text") content.push({ type: "text", text: block.text });
-    else if (block.type === "tool_use") content.push({ type: "tool_use", id: block.id, name: block.name, input: block.input });
-  }
+  const answers: string[] = [];
+  shape.array(message.content, "content").forEach((value, index) => {
+    const path = `content[${index}]`;
+    const block = shape.object(value, path);
+    const type = shape.string(block.type, `${path}.type`);
+    if (type === "text") {
+      content.push({ type: "text", text: shape.string(block.text, `${path}.text`) });
+    } else if (type === "tool_use") {
+      const name = shape.string(block.name, `${path}.name`);
+      const id = shape.string(block.id, `${path}.id`);
+      const input = shape.object(block.input, `${path}.input`);
+      if (format !== undefined && name === format.name) answers.push(JSON.stringify(input));
+      else content.push({ type: "tool_use", id, name, input });
+    }
+  });
+  return answerFromFormatTool(
+    {
+      content,
+      stopReason: toStopReason(shape.optionalString(message.stop_reason, "stop_reason")),
+      usage: toUsage(readUsage(shape, message.usage, "usage")),
+      model: shape.optionalString(message.model, "model"),
+    },
+    answers,
+  );
+}
+
+/**
+ * The turn as the runtime sees it when the model called the format's tool
+ * (`answers` holds the JSON text of each such call, in order): one text
+ * block holding the first call's JSON text, after any other tool calls; the
+ * turn's other text blocks are dropped, so the text is exactly the JSON
+ * value; the stop reason `tool_use` becomes `end_turn` unless another tool
+ * call remains. Without such a call the turn is left as it is.
+ */
+export function answerFromFormatTool(response: ModelResponse, answers: readonly string[]): ModelResponse {
+  if (answers.length === 0) return response;
+  const toolCalls = response.content.filter((block) => block.type === "tool_use");
   return {
-    content,
-    stopReason: toStopReason(message.stop_reason),
-    usage: toUsage(message.usage),
-    model: message.model,
+    ...response,
+    content: [...toolCalls, { type: "text", text: answers[0] }],
+    stopReason: response.stopReason === "tool_use" && toolCalls.length === 0 ? "end_turn" : response.stopReason,
+  };
+}
+
+/** Anthropic's usage numbers, as they appear in a response or a stream event. */
+interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number | undefined;
+  cache_creation_input_tokens: number | undefined;
+}
+
+function readUsage(shape: WireShape, value: unknown, path: string): AnthropicUsage {
+  const usage = shape.object(value, path);
+  return {
+    input_tokens: shape.number(usage.input_tokens, `${path}.input_tokens`),
+    output_tokens: shape.number(usage.output_tokens, `${path}.output_tokens`),
+    cache_read_input_tokens: shape.optionalNumber(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`),
+    cache_creation_input_tokens: shape.optionalNumber(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`),
   };
 }
 
@@ -22,23 +79,18 @@ export function fromAnthropicMessage(message: Anthropic.Messages.Message): Model
  * Rein's `inputTokens` is the whole prompt, as OpenAI reports it, so the two
  * providers' numbers compare.
  */
-function toUsage(usage: {
-  input_tokens: number | null;
-  output_tokens: number;
-  cache_read_input_tokens: number | null;
-  cache_creation_input_tokens: number | null;
-}): Usage {
+function toUsage(usage: AnthropicUsage): Usage {
   const cachedInputTokens = usage.cache_read_input_tokens ?? 0;
   const cacheCreationInputTokens = usage.cache_creation_input_tokens ?? 0;
   return {
-    inputTokens: (usage.input_tokens ?? 0) + cachedInputTokens + cacheCreationInputTokens,
+    inputTokens: usage.input_tokens + cachedInputTokens + cacheCreationInputTokens,
     outputTokens: usage.output_tokens,
     cachedInputTokens,
     cacheCreationInputTokens,
   };
 }
 
-function toStopReason(reason: Anthropic.Messages.StopReason | null): StopReason {
+function toStopReason(reason: string | undefined): StopReason {
   switch (reason) {
     case "end_turn":
     case "tool_use":
@@ -56,86 +108,131 @@ function toStopReason(reason: Anthropic.Messages.StopReason | null): StopReason 
 
 type BlockInProgress =
   | { readonly type: "text"; text: string }
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string; json: string };
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string; json: string }
+  // A call of the response format's tool: its input JSON is the answer text.
+  | { readonly type: "answer"; json: string };
 
 /**
  * Assembles a streamed Messages API response: text deltas and the
  * `input_json_delta` fragments of each tool call, by content-block index.
+ * The input of the response format's tool streams as `text-delta`s, since
+ * it is the answer text. Only a stream that reached `message_stop` makes a
+ * turn; each event's shape is checked.
  */
 export class AnthropicStreamAssembler {
   private readonly blocks = new Map<number, BlockInProgress>();
-  private message: Anthropic.Messages.Message | undefined;
-  private stopReason: Anthropic.Messages.StopReason | null = null;
-  private usage: Parameters<typeof toUsage>[0] = {
+  private model: string | undefined;
+  private stopReason: string | undefined;
+  private usage: AnthropicUsage = {
     input_tokens: 0,
     output_tokens: 0,
-    cache_read_input_tokens: null,
-    cache_creation_input_tokens: null,
+    cache_read_input_tokens: undefined,
+    cache_creation_input_tokens: undefined,
   };
+  private events = 0;
+  private stopped = false;
+
+  constructor(private readonly format?: ResponseFormat) {}
 
   /** Takes one server-sent event and returns the Rein events it produces. */
-  push(event: Anthropic.Messages.RawMessageStreamEvent): ModelStreamEvent[] {
-    switch (event.type) {
-      case "message_start":
-        this.message = event.message;
-        this.usage = { ...event.message.usage };
-        return [];
-      case "content_block_start": {
-        const block = event.content_block;
-        if (block.type === "text") {
-          this.blocks.set(event.index, { type: "text", text: block.text });
-          return block.text === "" ? [] : [{ type: "text-delta", text: block.text }];
-        }
-        if (block.type === "tool_use") {
-          this.blocks.set(event.index, { type: "tool_use", id: block.id, name: block.name, json: "" });
-          return [{ type: "tool-call-start", id: block.id, name: block.name }];
-        }
+  push(value: unknown): ModelStreamEvent[] {
+    this.events++;
+    const shape = new WireShape("anthropic", "stream event", value);
+    const event = shape.root();
+    switch (shape.string(event.type, "type")) {
+      case "message_start": {
+        const message = shape.object(event.message, "message");
+        this.model = shape.optionalString(message.model, "message.model");
+        this.usage = readUsage(shape, message.usage, "message.usage");
         return [];
       }
+      case "content_block_start":
+        return this.startBlock(shape, shape.number(event.index, "index"), shape.object(event.content_block, "content_block"));
       case "content_block_delta": {
-        const block = this.blocks.get(event.index);
-        if (block?.type === "text" && event.delta.type === "text_delta") {
-          block.text += event.delta.text;
-          return [{ type: "text-delta", text: event.delta.text }];
+        const index = shape.number(event.index, "index");
+        const delta = shape.object(event.delta, "delta");
+        const block = this.blocks.get(index);
+        const deltaType = shape.string(delta.type, "delta.type");
+        if (deltaType === "text_delta" && block?.type === "text") {
+          const text = shape.string(delta.text, "delta.text");
+          block.text += text;
+          return [{ type: "text-delta", text }];
         }
-        if (block?.type === "tool_use" && event.delta.type === "input_json_delta") {
-          block.json += event.delta.partial_json;
-          return [{ type: "tool-call-delta", id: block.id, argumentsDelta: event.delta.partial_json }];
+        if (deltaType === "input_json_delta" && (block?.type === "tool_use" || block?.type === "answer")) {
+          const fragment = shape.string(delta.partial_json, "delta.partial_json");
+          block.json += fragment;
+          if (block.type === "answer") return fragment === "" ? [] : [{ type: "text-delta", text: fragment }];
+          return [{ type: "tool-call-delta", id: block.id, argumentsDelta: fragment }];
+        }
+        if ((deltaType === "text_delta" || deltaType === "input_json_delta") && block === undefined) {
+          throw shape.malformed("index", index, "the index of a block a content_block_start opened");
         }
         return [];
       }
-      case "message_delta":
-        this.stopReason = event.delta.stop_reason ?? this.stopReason;
+      case "message_delta": {
+        const delta = shape.object(event.delta, "delta");
+        this.stopReason = shape.optionalString(delta.stop_reason, "delta.stop_reason") ?? this.stopReason;
         // message_delta usage is cumulative; fields it leaves null keep their message_start value.
+        const usage = shape.object(event.usage, "usage");
+        const number = (field: keyof AnthropicUsage) => shape.optionalNumber(usage[field], `usage.${field}`) ?? this.usage[field];
         this.usage = {
-          input_tokens: event.usage.input_tokens ?? this.usage.input_tokens,
-          output_tokens: event.usage.output_tokens,
-          cache_read_input_tokens: event.usage.cache_read_input_tokens ?? this.usage.cache_read_input_tokens,
-          cache_creation_input_tokens:
-            event.usage.cache_creation_input_tokens ?? this.usage.cache_creation_input_tokens,
+          input_tokens: number("input_tokens") ?? 0,
+          output_tokens: number("output_tokens") ?? 0,
+          cache_read_input_tokens: number("cache_read_input_tokens"),
+          cache_creation_input_tokens: number("cache_creation_input_tokens"),
         };
+        return [];
+      }
+      case "message_stop":
+        this.stopped = true;
         return [];
       default:
         return [];
     }
   }
 
-  /** The assembled turn, once the stream has ended. */
+  private startBlock(shape: WireShape, index: number, block: Record<string, unknown>): ModelStreamEvent[] {
+    const type = shape.string(block.type, "content_block.type");
+    if (type === "text") {
+      const text = shape.string(block.text, "content_block.text");
+      this.blocks.set(index, { type: "text", text });
+      return text === "" ? [] : [{ type: "text-delta", text }];
+    }
+    if (type === "tool_use") {
+      const id = shape.string(block.id, "content_block.id");
+      const name = shape.string(block.name, "content_block.name");
+      if (this.format !== undefined && name === this.format.name) {
+        this.blocks.set(index, { type: "answer", json: "" });
+        return [];
+      }
+      this.blocks.set(index, { type: "tool_use", id, name, json: "" });
+      return [{ type: "tool-call-start", id, name }];
+    }
+    return [];
+  }
+
+  /**
+   * The assembled turn, once the stream has ended.
+   * @throws `ProviderError` when the stream ended before `message_stop`.
+   */
   finish(): ModelResponse {
+    if (!this.stopped) throw streamEndedEarly("anthropic", "message_stop", this.events);
     const content: ContentBlock[] = [];
+    const answers: string[] = [];
     for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
       const block = this.blocks.get(index)!;
       if (block.type === "text") {
         if (block.text !== "") content.push({ type: "text", text: block.text });
+      } else if (block.type === "answer") {
+        // Kept as sent, so the text deltas add up to the answer text.
+        answers.push(block.json === "" ? "{}" : block.json);
       } else {
         content.push({ type: "tool_use", id: block.id, name: block.name, ...parseToolArguments(block.json) });
       }
     }
-    return {
-      content,
-      stopReason: toStopReason(this.stopReason),
-      usage: toUsage(this.usage),
-      model: this.message?.model,
-    };
+    return answerFromFormatTool(
+      { content, stopReason: toStopReason(this.stopReason), usage: toUsage(this.usage), model: this.model },
+      answers,
+    );
   }
 }

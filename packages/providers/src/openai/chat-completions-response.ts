@@ -1,37 +1,55 @@
-import type OpenAI from "openai";
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
+import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
-type FinishReason = OpenAI.ChatCompletion.Choice["finish_reason"];
-
-/** Maps a whole Chat Completions response to Rein's normalized turn. */
-export function fromChatCompletion(completion: OpenAI.ChatCompletion): ModelResponse {
-  const choice = completion.choices[0];
+/**
+ * Maps a whole Chat Completions response to Rein's normalized turn, checking
+ * its shape on the way: `choices` (non-empty, with a `message`) and `usage`
+ * must be there; a malformed body is a `ProviderError` naming the field.
+ */
+export function fromChatCompletion(body: unknown): ModelResponse {
+  const shape = new WireShape("openai", "response", body);
+  const completion = shape.root();
+  const choice = shape.object(shape.array(completion.choices, "choices", { nonEmpty: true })[0], "choices[0]");
+  const message = shape.object(choice.message, "choices[0].message");
+  const refusal = shape.optionalString(message.refusal, "choices[0].message.refusal");
   const content: ContentBlock[] = [];
-  const text = choice?.message.content ?? choice?.message.refusal ?? "";
+  const text = shape.optionalString(message.content, "choices[0].message.content") ?? refusal ?? "";
   if (text !== "") content.push({ type: "text", text });
-  for (const call of choice?.message.tool_calls ?? []) {
-    if (call.type !== "function") continue;
-    content.push({ type: "tool_use", id: call.id, name: call.function.name, ...parseToolArguments(call.function.arguments) });
-  }
+  const calls = message.tool_calls == null ? [] : shape.array(message.tool_calls, "choices[0].message.tool_calls");
+  calls.forEach((value, index) => {
+    const path = `choices[0].message.tool_calls[${index}]`;
+    const call = shape.object(value, path);
+    if (call.type !== undefined && call.type !== "function") return;
+    const fn = shape.object(call.function, `${path}.function`);
+    content.push({
+      type: "tool_use",
+      id: shape.string(call.id, `${path}.id`),
+      name: shape.string(fn.name, `${path}.function.name`),
+      ...parseToolArguments(shape.optionalString(fn.arguments, `${path}.function.arguments`) ?? ""),
+    });
+  });
   return {
     content,
-    stopReason: choice?.message.refusal ? "refusal" : toStopReason(choice?.finish_reason ?? null),
-    usage: toUsage(completion.usage),
-    model: completion.model,
+    stopReason: refusal ? "refusal" : toStopReason(shape.optionalString(choice.finish_reason, "choices[0].finish_reason")),
+    usage: readUsage(shape, completion.usage, "usage"),
+    model: shape.optionalString(completion.model, "model"),
   };
 }
 
-function toUsage(usage: OpenAI.CompletionUsage | null | undefined): Usage {
+function readUsage(shape: WireShape, value: unknown, path: string): Usage {
+  const usage = shape.object(value, path);
+  const details = shape.optionalObject(usage.prompt_tokens_details, `${path}.prompt_tokens_details`);
   return {
-    inputTokens: usage?.prompt_tokens ?? 0,
-    outputTokens: usage?.completion_tokens ?? 0,
-    cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheCreationInputTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    inputTokens: shape.number(usage.prompt_tokens, `${path}.prompt_tokens`),
+    outputTokens: shape.number(usage.completion_tokens, `${path}.completion_tokens`),
+    cachedInputTokens: shape.optionalNumber(details?.cached_tokens, `${path}.prompt_tokens_details.cached_tokens`) ?? 0,
+    cacheCreationInputTokens:
+      shape.optionalNumber(details?.cache_write_tokens, `${path}.prompt_tokens_details.cache_write_tokens`) ?? 0,
   };
 }
 
-function toStopReason(reason: FinishReason | null): StopReason {
+function toStopReason(reason: string | undefined): StopReason {
   switch (reason) {
     case "stop":
       return "end_turn";
@@ -57,49 +75,71 @@ interface ToolCallInProgress {
  * Assembles a streamed Chat Completions response. Tool calls arrive as
  * fragments keyed by `index`: the first carries the id and name, the rest
  * pieces of the arguments text, cut anywhere (some servers send a whole call
- * in one chunk instead).
+ * in one chunk instead). Only a stream whose choice sent a `finish_reason`
+ * makes a turn (the SDK reads `[DONE]` itself and does not pass it on); the
+ * usage chunk that follows it is optional, since some OpenAI-compatible
+ * servers ignore `stream_options.include_usage`.
  */
 export class ChatStreamAssembler {
   private text = "";
   private refusal = "";
   private readonly toolCalls = new Map<number, ToolCallInProgress>();
-  private finishReason: FinishReason | null = null;
-  private usage: OpenAI.CompletionUsage | null | undefined;
+  private finishReason: string | undefined;
+  private usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0 };
   private model: string | undefined;
+  private chunks = 0;
 
   /** Takes one chunk and returns the Rein events it produces. */
-  push(chunk: OpenAI.ChatCompletionChunk): ModelStreamEvent[] {
+  push(value: unknown): ModelStreamEvent[] {
+    this.chunks++;
+    const shape = new WireShape("openai", "stream event", value);
+    const chunk = shape.root();
     const events: ModelStreamEvent[] = [];
-    this.model ??= chunk.model;
+    this.model ??= shape.optionalString(chunk.model, "model");
     // With stream_options.include_usage the last chunk has usage and no choices.
-    if (chunk.usage) this.usage = chunk.usage;
-    const choice = chunk.choices[0];
-    if (choice === undefined) return events;
-    if (choice.finish_reason) this.finishReason = choice.finish_reason;
-    const delta = choice.delta;
-    if (delta.content) {
-      this.text += delta.content;
-      events.push({ type: "text-delta", text: delta.content });
+    if (chunk.usage != null) this.usage = readUsage(shape, chunk.usage, "usage");
+    const choices = chunk.choices == null ? [] : shape.array(chunk.choices, "choices");
+    if (choices.length === 0) return events;
+    const choice = shape.object(choices[0], "choices[0]");
+    this.finishReason = shape.optionalString(choice.finish_reason, "choices[0].finish_reason") ?? this.finishReason;
+    const delta = shape.optionalObject(choice.delta, "choices[0].delta") ?? {};
+    const text = shape.optionalString(delta.content, "choices[0].delta.content");
+    if (text) {
+      this.text += text;
+      events.push({ type: "text-delta", text });
     }
-    if (delta.refusal) this.refusal += delta.refusal;
-    for (const fragment of delta.tool_calls ?? []) {
-      let call = this.toolCalls.get(fragment.index);
+    this.refusal += shape.optionalString(delta.refusal, "choices[0].delta.refusal") ?? "";
+    const fragments = delta.tool_calls == null ? [] : shape.array(delta.tool_calls, "choices[0].delta.tool_calls");
+    fragments.forEach((value, position) => {
+      const path = `choices[0].delta.tool_calls[${position}]`;
+      const fragment = shape.object(value, path);
+      const index = shape.number(fragment.index, `${path}.index`);
+      const fn = shape.optionalObject(fragment.function, `${path}.function`);
+      let call = this.toolCalls.get(index);
       if (call === undefined) {
-        call = { id: fragment.id ?? `call_${fragment.index}`, name: fragment.function?.name ?? "", arguments: "" };
-        this.toolCalls.set(fragment.index, call);
+        call = {
+          id: shape.optionalString(fragment.id, `${path}.id`) ?? `call_${index}`,
+          name: shape.optionalString(fn?.name, `${path}.function.name`) ?? "",
+          arguments: "",
+        };
+        this.toolCalls.set(index, call);
         events.push({ type: "tool-call-start", id: call.id, name: call.name });
       }
-      const argumentsDelta = fragment.function?.arguments;
+      const argumentsDelta = shape.optionalString(fn?.arguments, `${path}.function.arguments`);
       if (argumentsDelta) {
         call.arguments += argumentsDelta;
         events.push({ type: "tool-call-delta", id: call.id, argumentsDelta });
       }
-    }
+    });
     return events;
   }
 
-  /** The assembled turn, once the stream has ended. */
+  /**
+   * The assembled turn, once the stream has ended.
+   * @throws `ProviderError` when no `finish_reason` arrived: the stream ended early.
+   */
   finish(): ModelResponse {
+    if (this.finishReason === undefined) throw streamEndedEarly("openai", "a finish_reason", this.chunks);
     const content: ContentBlock[] = [];
     const text = this.text !== "" ? this.text : this.refusal;
     if (text !== "") content.push({ type: "text", text });
@@ -110,7 +150,7 @@ export class ChatStreamAssembler {
     return {
       content,
       stopReason: this.refusal !== "" ? "refusal" : toStopReason(this.finishReason),
-      usage: toUsage(this.usage),
+      usage: this.usage,
       model: this.model,
     };
   }

@@ -265,7 +265,7 @@ describe("OpenAIProvider, Chat Completions", () => {
     expect((error as RateLimitError).retryAfterSeconds).toBe(1.5);
   });
 
-  it("retries with the SDK's own retry setting", async () => {
+  it("retries a 500 up to maxRetries, honouring retry-after-ms", async () => {
     server().reply(
       { status: 500, headers: { "retry-after-ms": "1" }, json: fixture("chat-error-500.json") },
       { json: fixture("chat-final-text.json") },

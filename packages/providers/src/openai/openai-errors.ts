@@ -1,17 +1,18 @@
-import { APIError } from "openai";
-import { ProviderError } from "@rein/core";
-import { toProviderError, toUnknownProviderError } from "../shared/to-provider-error";
+import { APIConnectionError, APIError } from "openai";
+import type { ProviderError } from "@rein/core";
+import { toProviderError, unknownFailure, type FailureInfo } from "../shared/to-provider-error";
 
 /**
- * Maps whatever the OpenAI SDK threw to Rein's typed errors. The SDK keeps the
- * body's `error` object (`{ message, type, code, param }`) in `error.error`.
+ * What the OpenAI SDK threw, in the SDK-neutral form the shared mapping
+ * reads. The SDK keeps the body's `error` object (`{ message, type, code,
+ * param }`) in `error.error`.
  */
-export function fromOpenAIError(error: unknown): ProviderError {
-  // Already mapped, e.g. an error event read from a stream.
-  if (ProviderError.isInstance(error)) return error;
+export function describeOpenAIFailure(error: unknown): FailureInfo {
+  // APIConnectionError extends APIError, with no status: refused, reset, timed out.
+  if (error instanceof APIConnectionError) return unknownFailure("openai", error, "connection");
   if (error instanceof APIError) {
     const body = error.error as { message?: unknown } | undefined;
-    return toProviderError({
+    return {
       provider: "openai",
       status: error.status,
       apiMessage: typeof body?.message === "string" ? body.message : undefined,
@@ -19,9 +20,10 @@ export function fromOpenAIError(error: unknown): ProviderError {
       headers: error.headers,
       body: error.error,
       cause: error,
-    });
+      kind: "api",
+    };
   }
-  return toUnknownProviderError("openai", error);
+  return unknownFailure("openai", error, "other");
 }
 
 /**

@@ -6,18 +6,25 @@ import type {
   ModelResponse,
   ModelStreamEvent,
 } from "@rein/core";
+import { ProviderCall } from "../shared/provider-call";
 import { rejectConflictingOptions } from "../shared/reject-conflicting-options";
+import { readResponseBody } from "../shared/wire-shape";
+import { resolveRequestLimits, type RequestLimits, type RequestLimitSettings } from "../shared/request-limits";
 import { toChatParams } from "./chat-completions-request";
 import { ChatStreamAssembler, fromChatCompletion } from "./chat-completions-response";
-import { fromOpenAIError, fromStreamedOpenAIError } from "./openai-errors";
+import { describeOpenAIFailure, fromStreamedOpenAIError } from "./openai-errors";
 import { toResponseParams } from "./responses-request";
 import { ResponsesStreamAssembler, fromResponse } from "./responses-response";
 
 /** Which OpenAI API an {@link OpenAIProvider} speaks. */
 export type OpenAIApi = "chat" | "responses";
 
-/** Settings of {@link OpenAIProvider}. */
-export interface OpenAIProviderSettings {
+/**
+ * Settings of {@link OpenAIProvider}. The request limits (`timeoutMs`,
+ * `idleTimeoutMs`, `maxRetryAfterMs`, `maxRetries`) apply to every call,
+ * also through a given `client`.
+ */
+export interface OpenAIProviderSettings extends RequestLimitSettings {
   /**
    * `"chat"` for Chat Completions (`/chat/completions`, which every
    * OpenAI-compatible server speaks), `"responses"` for the Responses API (`/responses`).
@@ -27,7 +34,8 @@ export interface OpenAIProviderSettings {
   /**
    * API key, sent as a bearer token. When a base URL is set and no key is
    * found, a placeholder is sent: local servers (llama.cpp, Ollama, vLLM
-   * without `--api-key`) need none.
+   * without `--api-key`) need none. Never appears in an error: text a
+   * server echoes back is redacted.
    * @default process.env.OPENAI_API_KEY
    */
   apiKey?: string;
@@ -38,18 +46,7 @@ export interface OpenAIProviderSettings {
    * @default process.env.OPENAI_BASE_URL, else "https://api.openai.com/v1"
    */
   baseURL?: string;
-  /**
-   * How many times the SDK retries a failed request (429, 408, 409, 5xx,
-   * connection errors), honouring `retry-after`.
-   * @default 2
-   */
-  maxRetries?: number;
-  /**
-   * Request timeout in milliseconds.
-   * @default 600000 (the SDK's ten minutes)
-   */
-  timeout?: number;
-  /** A ready-made SDK client; excludes `apiKey`, `baseURL`, `maxRetries` and `timeout`. */
+  /** A ready-made SDK client; excludes `apiKey` and `baseURL`. */
   client?: OpenAI;
 }
 
@@ -74,94 +71,119 @@ export class OpenAIProvider implements ModelProvider {
   /** The API this provider speaks. */
   readonly api: OpenAIApi;
   private readonly settings: OpenAIProviderSettings;
+  private readonly limits: RequestLimits;
   private sdkClient: OpenAI | undefined;
 
+  /**
+   * @throws TypeError when `client` comes with `apiKey` or `baseURL`, `api`
+   * is unknown, or a request limit is not a valid number.
+   */
   constructor(modelId: string, settings: OpenAIProviderSettings = {}) {
-    rejectConflictingOptions("OpenAIProvider", settings, ["apiKey", "baseURL", "maxRetries", "timeout"]);
+    rejectConflictingOptions("OpenAIProvider", settings, ["apiKey", "baseURL"]);
     if (settings.api !== undefined && settings.api !== "chat" && settings.api !== "responses") {
       throw new TypeError(`OpenAIProvider: api must be "chat" or "responses", got ${JSON.stringify(settings.api)}`);
     }
+    this.limits = resolveRequestLimits("OpenAIProvider", settings);
     this.modelId = modelId;
     this.api = settings.api ?? "chat";
     this.settings = { ...settings };
     this.sdkClient = settings.client;
   }
 
-  /** The SDK client, created on first use. */
+  /** The SDK client, created on first use. Its own retries and timeout are overridden per request. */
   get client(): OpenAI {
     if (this.sdkClient === undefined) {
       const baseURL = this.settings.baseURL ?? readEnv("OPENAI_BASE_URL");
       const apiKey = this.settings.apiKey ?? readEnv("OPENAI_API_KEY") ?? (baseURL ? placeholderApiKey : undefined);
-      this.sdkClient = new OpenAI({
-        apiKey,
-        baseURL,
-        maxRetries: this.settings.maxRetries,
-        timeout: this.settings.timeout,
-      });
+      this.sdkClient = new OpenAI({ apiKey, baseURL, maxRetries: 0 });
     }
     return this.sdkClient;
   }
 
   /**
    * Sends one request and resolves with the whole assistant turn.
-   * @throws a `ProviderError` subclass (`RateLimitError`, `AuthenticationError`,
-   * `OverloadedError`, `ContextOverflowError`) once the SDK's retries are used up,
-   * or the signal's reason when the caller aborted.
+   * @throws a `ProviderError`: a subclass (`RateLimitError`, `AuthenticationError`,
+   * `OverloadedError`, `ContextOverflowError`, `ProviderTimeoutError`) when
+   * one fits, once the retries are used up; or the signal's reason when the
+   * caller aborted.
    */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
-    const requestOptions = { signal: options.signal };
+    const call = this.startCall(options.signal);
     try {
       if (this.api === "responses") {
-        return fromResponse(await this.client.responses.create(toResponseParams(request, this.modelId), requestOptions));
+        const params = toResponseParams(request, this.modelId);
+        // Raw, because the SDK walks `output` before returning and would fail on a malformed body with a TypeError.
+        const body = await call.send(async (requestOptions) =>
+          readResponseBody("openai", await this.client.responses.create(params, requestOptions).asResponse()),
+        );
+        return fromResponse(body);
       }
-      return fromChatCompletion(await this.client.chat.completions.create(toChatParams(request, this.modelId), requestOptions));
+      const params = toChatParams(request, this.modelId);
+      return fromChatCompletion(await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions)));
     } catch (error) {
-      options.signal?.throwIfAborted();
-      throw fromOpenAIError(error);
+      throw call.failure(error);
+    } finally {
+      call.close();
     }
   }
 
   /**
    * Streams one request: text and tool-argument deltas as they arrive, then
-   * the assembled `response`. Fails like {@link complete}, also for errors the
-   * API reports inside the stream.
+   * the assembled `response`, only once the stream reached its end (a chat
+   * `finish_reason`, Responses `response.completed`). Fails like
+   * {@link complete}, also for errors the API reports inside the stream, a
+   * stream that ends early, and one that goes silent.
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
+    const call = this.startCall(options.signal);
     let response: ModelResponse;
     try {
-      response = yield* this.api === "responses" ? this.streamResponses(request, options) : this.streamChat(request, options);
+      response = yield* this.api === "responses" ? this.streamResponses(request, call) : this.streamChat(request, call);
+      // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
+      call.throwIfAborted();
     } catch (error) {
-      options.signal?.throwIfAborted();
-      throw fromOpenAIError(error);
+      throw call.failure(error);
+    } finally {
+      call.close();
     }
-    // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
-    options.signal?.throwIfAborted();
     yield { type: "response", response };
   }
 
-  private async *streamChat(request: ModelRequest, options: ModelCallOptions) {
+  private async *streamChat(request: ModelRequest, call: ProviderCall) {
     const assembler = new ChatStreamAssembler();
-    const chunks = await this.client.chat.completions.create(
-      { ...toChatParams(request, this.modelId), stream: true, stream_options: { include_usage: true } },
-      { signal: options.signal },
-    );
-    for await (const chunk of chunks) yield* assembler.push(chunk);
+    const params = { ...toChatParams(request, this.modelId), stream: true as const, stream_options: { include_usage: true } };
+    const chunks = await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions));
+    for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
+    call.throwIfAborted();
     return assembler.finish();
   }
 
-  private async *streamResponses(request: ModelRequest, options: ModelCallOptions) {
+  private async *streamResponses(request: ModelRequest, call: ProviderCall) {
     const assembler = new ResponsesStreamAssembler();
-    const events = await this.client.responses.create(
-      { ...toResponseParams(request, this.modelId), stream: true },
-      { signal: options.signal },
-    );
-    for await (const event of events) {
+    const params = { ...toResponseParams(request, this.modelId), stream: true as const };
+    const events = await call.send((requestOptions) => this.client.responses.create(params, requestOptions));
+    for await (const event of call.read(events, "response.completed")) {
       // Failures after the HTTP 200 arrive as events, not as a failed request.
       if (event.type === "error") throw fromStreamedOpenAIError(event);
       if (event.type === "response.failed") throw fromStreamedOpenAIError(event.response.error);
       yield* assembler.push(event);
     }
+    call.throwIfAborted();
     return assembler.finish();
+  }
+
+  private startCall(signal: AbortSignal | undefined): ProviderCall {
+    const apiKey = this.client.apiKey;
+    return new ProviderCall(
+      {
+        provider: "openai",
+        settingsOwner: "OpenAIProvider",
+        limits: this.limits,
+        secrets: typeof apiKey === "string" && apiKey !== placeholderApiKey ? [apiKey] : [],
+        describeFailure: describeOpenAIFailure,
+      },
+      signal,
+    );
   }
 }
 

@@ -1,51 +1,75 @@
-import type OpenAI from "openai";
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
+import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
-type Response = OpenAI.Responses.Response;
-type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
+type JsonObject = Record<string, unknown>;
 
-/** Maps a whole Responses API response to Rein's normalized turn. */
-export function fromResponse(response: Response): ModelResponse {
+/**
+ * Maps a whole Responses API response to Rein's normalized turn, checking
+ * its shape on the way: `output` and `usage` must be there; a malformed
+ * body is a `ProviderError` naming the field.
+ */
+export function fromResponse(body: unknown): ModelResponse {
+  const shape = new WireShape("openai", "response", body);
+  return readResponse(shape, shape.root(), "");
+}
+
+function readResponse(shape: WireShape, response: JsonObject, at: string): ModelResponse {
   const content: ContentBlock[] = [];
   let refused = false;
-  for (const item of response.output) {
-    if (item.type === "message") {
-      for (const part of item.content) {
-        const text = part.type === "output_text" ? part.text : part.refusal;
-        refused ||= part.type === "refusal";
+  shape.array(response.output, `${at}output`).forEach((value, index) => {
+    const path = `${at}output[${index}]`;
+    const item = shape.object(value, path);
+    const type = shape.string(item.type, `${path}.type`);
+    if (type === "message") {
+      shape.array(item.content, `${path}.content`).forEach((partValue, partIndex) => {
+        const partPath = `${path}.content[${partIndex}]`;
+        const part = shape.object(partValue, partPath);
+        const partType = shape.string(part.type, `${partPath}.type`);
+        if (partType !== "output_text" && partType !== "refusal") return;
+        const text = partType === "output_text" ? shape.string(part.text, `${partPath}.text`) : shape.string(part.refusal, `${partPath}.refusal`);
+        refused ||= partType === "refusal";
         if (text !== "") content.push({ type: "text", text });
-      }
-    } else if (item.type === "function_call") {
-      content.push({ type: "tool_use", id: item.call_id, name: item.name, ...parseToolArguments(item.arguments) });
+      });
+    } else if (type === "function_call") {
+      content.push({
+        type: "tool_use",
+        id: shape.string(item.call_id, `${path}.call_id`),
+        name: shape.string(item.name, `${path}.name`),
+        ...parseToolArguments(shape.optionalString(item.arguments, `${path}.arguments`) ?? ""),
+      });
     }
-  }
+  });
+  const status = shape.optionalString(response.status, `${at}status`);
+  const incomplete = shape.optionalObject(response.incomplete_details, `${at}incomplete_details`);
   return {
     content,
-    stopReason: refused ? "refusal" : toStopReason(response, content),
-    usage: toUsage(response.usage),
-    model: response.model,
+    stopReason: refused ? "refusal" : toStopReason(status, shape.optionalString(incomplete?.reason, `${at}incomplete_details.reason`), content),
+    usage: readUsage(shape, response.usage, `${at}usage`),
+    model: shape.optionalString(response.model, `${at}model`),
   };
 }
 
-function toUsage(usage: OpenAI.Responses.ResponseUsage | undefined): Usage {
+function readUsage(shape: WireShape, value: unknown, path: string): Usage {
+  const usage = shape.object(value, path);
+  // Some OpenAI-compatible servers omit the details objects.
+  const details = shape.optionalObject(usage.input_tokens_details, `${path}.input_tokens_details`);
   return {
-    inputTokens: usage?.input_tokens ?? 0,
-    outputTokens: usage?.output_tokens ?? 0,
-    // Some OpenAI-compatible servers omit the details objects.
-    cachedInputTokens: usage?.input_tokens_details?.cached_tokens ?? 0,
-    cacheCreationInputTokens: usage?.input_tokens_details?.cache_write_tokens ?? 0,
+    inputTokens: shape.number(usage.input_tokens, `${path}.input_tokens`),
+    outputTokens: shape.number(usage.output_tokens, `${path}.output_tokens`),
+    cachedInputTokens: shape.optionalNumber(details?.cached_tokens, `${path}.input_tokens_details.cached_tokens`) ?? 0,
+    cacheCreationInputTokens:
+      shape.optionalNumber(details?.cache_write_tokens, `${path}.input_tokens_details.cache_write_tokens`) ?? 0,
   };
 }
 
 /** The Responses API has no stop reason: it is read from the status and the output. */
-function toStopReason(response: Response, content: readonly ContentBlock[]): StopReason {
-  if (response.status === "incomplete") {
-    const reason = response.incomplete_details?.reason;
-    return reason === "max_output_tokens" ? "max_tokens" : reason === "content_filter" ? "refusal" : "other";
+function toStopReason(status: string | undefined, incompleteReason: string | undefined, content: readonly ContentBlock[]): StopReason {
+  if (status === "incomplete") {
+    return incompleteReason === "max_output_tokens" ? "max_tokens" : incompleteReason === "content_filter" ? "refusal" : "other";
   }
   if (content.some((block) => block.type === "tool_use")) return "tool_use";
-  return response.status === "completed" || response.status === undefined ? "end_turn" : "other";
+  return status === "completed" || status === undefined ? "end_turn" : "other";
 }
 
 type ItemInProgress =
@@ -55,59 +79,74 @@ type ItemInProgress =
 /**
  * Assembles a streamed Responses API response from its output-item events:
  * text deltas per message item, argument deltas per function-call item (by
- * output index; the `call_id`, not the item id, is what the tool result echoes).
+ * output index; the `call_id`, not the item id, is what the tool result
+ * echoes). Only a stream that reached `response.completed` (or
+ * `response.incomplete`) makes a turn; each event's shape is checked.
  */
 export class ResponsesStreamAssembler {
   private readonly items = new Map<number, ItemInProgress>();
-  private final: Response | undefined;
+  private final: { shape: WireShape; response: JsonObject } | undefined;
+  private events = 0;
 
   /** Takes one event and returns the Rein events it produces. */
-  push(event: StreamEvent): ModelStreamEvent[] {
-    switch (event.type) {
+  push(value: unknown): ModelStreamEvent[] {
+    this.events++;
+    const shape = new WireShape("openai", "stream event", value);
+    const event = shape.root();
+    switch (shape.string(event.type, "type")) {
       case "response.output_item.added": {
-        const item = event.item;
-        if (item.type === "function_call") {
-          this.items.set(event.output_index, {
-            type: "function_call",
-            callId: item.call_id,
-            name: item.name,
-            arguments: item.arguments ?? "",
-          });
-          return [{ type: "tool-call-start", id: item.call_id, name: item.name }];
+        const index = shape.number(event.output_index, "output_index");
+        const item = shape.object(event.item, "item");
+        const type = shape.string(item.type, "item.type");
+        if (type === "function_call") {
+          const callId = shape.string(item.call_id, "item.call_id");
+          const name = shape.string(item.name, "item.name");
+          this.items.set(index, { type: "function_call", callId, name, arguments: shape.optionalString(item.arguments, "item.arguments") ?? "" });
+          return [{ type: "tool-call-start", id: callId, name }];
         }
-        if (item.type === "message") this.items.set(event.output_index, { type: "text", text: "" });
+        if (type === "message") this.items.set(index, { type: "text", text: "" });
         return [];
       }
       case "response.output_text.delta":
       case "response.refusal.delta": {
-        const item = this.items.get(event.output_index);
+        const item = this.items.get(shape.number(event.output_index, "output_index"));
+        const delta = shape.string(event.delta, "delta");
         if (item?.type !== "text") return [];
-        item.text += event.delta;
-        return [{ type: "text-delta", text: event.delta }];
+        item.text += delta;
+        return [{ type: "text-delta", text: delta }];
       }
       case "response.function_call_arguments.delta": {
-        const item = this.items.get(event.output_index);
+        const item = this.items.get(shape.number(event.output_index, "output_index"));
+        const delta = shape.string(event.delta, "delta");
         if (item?.type !== "function_call") return [];
-        item.arguments += event.delta;
-        return [{ type: "tool-call-delta", id: item.callId, argumentsDelta: event.delta }];
+        item.arguments += delta;
+        return [{ type: "tool-call-delta", id: item.callId, argumentsDelta: delta }];
       }
       case "response.function_call_arguments.done": {
         // The done event repeats the whole text; it wins if a delta went missing.
-        const item = this.items.get(event.output_index);
-        if (item?.type === "function_call") item.arguments = event.arguments;
+        const item = this.items.get(shape.number(event.output_index, "output_index"));
+        if (item?.type === "function_call") item.arguments = shape.string(event.arguments, "arguments");
         return [];
       }
       case "response.completed":
-      case "response.incomplete":
-        this.final = event.response;
+      case "response.incomplete": {
+        const response = shape.object(event.response, "response");
+        // Read now, so a malformed final event fails here, naming its fields.
+        readResponse(shape, response, "response.");
+        this.final = { shape, response };
         return [];
+      }
       default:
         return [];
     }
   }
 
-  /** The assembled turn, once the stream has ended. */
+  /**
+   * The assembled turn, once the stream has ended.
+   * @throws `ProviderError` when the stream ended before `response.completed`.
+   */
   finish(): ModelResponse {
+    if (this.final === undefined) throw streamEndedEarly("openai", "response.completed", this.events);
     const content: ContentBlock[] = [];
     for (const index of [...this.items.keys()].sort((a, b) => a - b)) {
       const item = this.items.get(index)!;
@@ -117,14 +156,8 @@ export class ResponsesStreamAssembler {
         content.push({ type: "tool_use", id: item.callId, name: item.name, ...parseToolArguments(item.arguments) });
       }
     }
-    const refused = this.final?.output.some(
-      (item) => item.type === "message" && item.content.some((part) => part.type === "refusal"),
-    );
-    return {
-      content,
-      stopReason: refused ? "refusal" : this.final ? toStopReason(this.final, content) : "other",
-      usage: toUsage(this.final?.usage),
-      model: this.final?.model,
-    };
+    // Status, refusal, usage and model come from the final response; the content from the deltas.
+    const final = readResponse(this.final.shape, this.final.response, "response.");
+    return { ...final, content, stopReason: final.stopReason === "end_turn" && content.some((block) => block.type === "tool_use") ? "tool_use" : final.stopReason };
   }
 }

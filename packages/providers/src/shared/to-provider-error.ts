@@ -18,6 +18,19 @@ export interface FailureInfo {
   readonly headers: Headers | undefined;
   readonly body: unknown;
   readonly cause: unknown;
+  /**
+   * Where it failed: the API answered with an error (`"api"`, also an error
+   * event inside a stream), the request never got an answer (`"connection"`:
+   * refused, reset; worth retrying), or anything else (`"other"`).
+   * @default "api"
+   */
+  readonly kind?: "api" | "connection" | "other";
+}
+
+/** How the message of a rate-limit error explains a wait that was not taken. */
+export interface RetryContext {
+  /** The adapter's `maxRetryAfterMs`; a longer `retry-after` is named in the message. */
+  readonly maxRetryAfterMs?: number;
 }
 
 const contextOverflowCodes = new Set(["context_length_exceeded", "context_window_exceeded", "prompt_too_long"]);
@@ -29,12 +42,12 @@ const rateLimitCodes = new Set(["rate_limit_error", "rate_limit_exceeded"]);
 const authenticationCodes = new Set(["authentication_error", "permission_error", "invalid_api_key"]);
 
 /** Maps one failed request to the typed error the runtime reacts to. */
-export function toProviderError(info: FailureInfo): ProviderError {
+export function toProviderError(info: FailureInfo, context: RetryContext = {}): ProviderError {
   const codes = info.codes.filter((code): code is string => typeof code === "string");
   const has = (set: ReadonlySet<string>) => codes.some((code) => set.has(code));
   const details = { provider: info.provider, status: info.status, body: info.body, cause: info.cause };
   const statusText = info.status === undefined ? "" : ` (HTTP ${info.status})`;
-  const said = info.apiMessage ?? (info.cause instanceof Error ? info.cause.message : "no message");
+  const said = info.apiMessage ?? describeThrown(info.cause);
   const prefix = `${info.provider} request failed${statusText}: ${said}`;
 
   if (info.status === 401 || info.status === 403 || has(authenticationCodes)) {
@@ -42,8 +55,14 @@ export function toProviderError(info: FailureInfo): ProviderError {
   }
   if (info.status === 429 || has(rateLimitCodes)) {
     const retryAfterSeconds = parseRetryAfter(info.headers);
-    const wait = retryAfterSeconds === undefined ? "" : `; retry after ${retryAfterSeconds}s`;
-    return new RateLimitError(`${prefix} — rate limited${wait}`, { ...details, retryAfterSeconds });
+    const retryAfterMs = retryAfterSeconds === undefined ? undefined : Math.round(retryAfterSeconds * 1000);
+    let wait = retryAfterSeconds === undefined ? "" : `; retry after ${retryAfterSeconds}s`;
+    if (retryAfterMs !== undefined && context.maxRetryAfterMs !== undefined && retryAfterMs > context.maxRetryAfterMs) {
+      wait +=
+        ` (more than maxRetryAfterMs = ${context.maxRetryAfterMs} ms, so it was not waited for here:` +
+        ` retry later, or raise maxRetryAfterMs to wait inside the call)`;
+    }
+    return new RateLimitError(`${prefix} — rate limited${wait}`, { ...details, retryAfterSeconds, retryAfterMs });
   }
   if (info.status === 529 || info.status === 503 || has(overloadedCodes)) {
     return new OverloadedError(`${prefix} — the provider is overloaded, try again later`, details);
@@ -72,15 +91,28 @@ export function parseRetryAfter(headers: Headers | undefined): number | undefine
 }
 
 
-/** Maps a failure that is not an API error (connection refused, timeout, unreadable stream). */
-export function toUnknownProviderError(provider: string, cause: unknown): ProviderError {
-  return toProviderError({
-    provider,
-    status: undefined,
-    apiMessage: undefined,
-    codes: [],
-    headers: undefined,
-    body: undefined,
-    cause,
-  });
+/** What a failure that is not an API error says: connection refused or reset, unreadable body, a bug. */
+export function unknownFailure(provider: string, cause: unknown, kind: "connection" | "other"): FailureInfo {
+  return { provider, status: undefined, apiMessage: undefined, codes: [], headers: undefined, body: undefined, cause, kind };
+}
+
+/**
+ * `Name: message` of a thrown error, or a readable form of a thrown
+ * non-Error (`undefined`, a string, a plain object), marked as such.
+ */
+export function describeThrown(thrown: unknown): string {
+  if (typeof thrown === "object" && thrown !== null && typeof (thrown as { message?: unknown }).message === "string") {
+    const { name, message } = thrown as { name?: unknown; message: string };
+    const cause = (thrown as { cause?: unknown }).cause;
+    // undici says only "fetch failed" or "terminated"; the reason is in the cause.
+    const because = cause instanceof Error && cause.message !== "" && cause.message !== message ? ` (${cause.message})` : "";
+    return `${typeof name === "string" && name !== "Error" ? `${name}: ` : ""}${message}${because}`;
+  }
+  let shown: string;
+  try {
+    shown = thrown === undefined ? "undefined" : (JSON.stringify(thrown) ?? String(thrown));
+  } catch {
+    shown = String(thrown);
+  }
+  return `${shown} (a non-Error value was thrown)`;
 }
