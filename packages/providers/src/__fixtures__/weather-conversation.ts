@@ -1,4 +1,4 @@
-import type { Message, ToolSpec } from "@rein/core";
+import type { Message, ResponseFormat, ToolSpec } from "@rein/core";
 
 /** The conversation every adapter test replays: a weather question answered through one tool call. */
 export const weatherTool: ToolSpec = {
@@ -25,3 +25,17 @@ export const firstUserTurn: Message = {
     { type: "text", text: "What is the weather in Paris for the next 3 days?" },
   ],
 };
+
+/** The structured final answer the response-format tests ask for. */
+export const weatherReportFormat: ResponseFormat = {
+  name: "weather_report",
+  schema: {
+    type: "object",
+    properties: { city: { type: "string" }, tempC: { type: "number" }, sky: { type: "string" } },
+    required: ["city", "tempC", "sky"],
+    additionalProperties: false,
+  },
+};
+
+/** The answer every response-format fixture carries, as its JSON text would parse. */
+export const weatherReport = { city: "Paris", tempC: 21, sky: "sunny" };

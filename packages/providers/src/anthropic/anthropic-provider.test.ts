@@ -69,7 +69,8 @@ describe("AnthropicProvider", () => {
           role: "user",
           content: [
             { type: "text", text: situationalPrefix },
-            { type: "text", text: "What is the weather in Paris for the next 3 days?" },
+            // The rolling breakpoint: the end of the last user turn.
+            { type: "text", text: "What is the weather in Paris for the next 3 days?", cache_control: { type: "ephemeral" } },
           ],
         },
       ],
@@ -77,6 +78,7 @@ describe("AnthropicProvider", () => {
     expect(sent2.body.system).toEqual(sent1.body.system);
     expect(sent2.body.tools).toEqual(sent1.body.tools);
     expect(sent2.body.messages).toEqual([
+      // Still marked: the request before wrote its cache there, this one reads it.
       sent1.body.messages[0],
       {
         role: "assistant",
@@ -85,9 +87,18 @@ describe("AnthropicProvider", () => {
           { type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "get_weather", input: { city: "Paris", days: 3 } },
         ],
       },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01A09q90qw90lq917835lq9", content: "sunny, 21°C" }] },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_01A09q90qw90lq917835lq9",
+            content: "sunny, 21°C",
+            cache_control: { type: "ephemeral" },
+          },
+        ],
+      },
     ]);
-    expect(JSON.stringify(sent2.body.messages)).not.toContain("cache_control");
   });
 
   it("reports usage with cache creation and cache reads, counting every input token", async () => {
@@ -134,6 +145,7 @@ describe("AnthropicProvider", () => {
       type: "tool_result",
       tool_use_id: "toolu_bad",
       is_error: true,
+      cache_control: { type: "ephemeral" },
       content: [
         { type: "text", text: "arguments are not valid JSON" },
         { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },

@@ -10,7 +10,10 @@ type UserPart = OpenAI.ChatCompletionContentPartText | OpenAI.ChatCompletionCont
  * Maps a normalized request to Chat Completions parameters. The system text
  * goes first as a `system` message (what OpenAI-compatible servers understand);
  * OpenAI caches the longest repeated prefix on its own, so the constant prefix
- * is cached without markers.
+ * is cached without markers, and `cacheKey` becomes `prompt_cache_key`, which
+ * routes a conversation's requests to the same cache. `responseFormat`
+ * becomes `response_format: { type: "json_schema", json_schema: { name,
+ * schema, strict } }` (`strict` defaults to true).
  */
 export function toChatParams(request: ModelRequest, modelId: string): ChatParams {
   const messages: ChatMessage[] = request.system === "" ? [] : [{ role: "system", content: request.system }];
@@ -22,10 +25,16 @@ export function toChatParams(request: ModelRequest, modelId: string): ChatParams
       function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
     }));
   }
-  if (request.toolChoice !== undefined) params.tool_choice = toChatToolChoice(request.toolChoice);
+  const toolChoice = answerNowChoice(request);
+  if (toolChoice !== undefined) params.tool_choice = toChatToolChoice(toolChoice);
   if (request.maxOutputTokens !== undefined) params.max_completion_tokens = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   if (request.effort !== undefined) params.reasoning_effort = request.effort;
+  if (request.cacheKey !== undefined) params.prompt_cache_key = request.cacheKey;
+  if (request.responseFormat !== undefined) {
+    const { name, schema, strict } = request.responseFormat;
+    params.response_format = { type: "json_schema", json_schema: { name, schema: { ...schema }, strict: strict ?? true } };
+  }
   return params;
 }
 
@@ -80,6 +89,20 @@ export function imageUrlOf(block: ImageBlock): string {
 
 function toImagePart(block: ImageBlock): OpenAI.ChatCompletionContentPartImage {
   return { type: "image_url", image_url: { url: imageUrlOf(block) } };
+}
+
+/**
+ * The request's tool choice, except one that names the response format's
+ * "tool" (how a runtime asks any adapter for the final answer; Anthropic
+ * carries the format as a tool): here the format is no tool, so that
+ * becomes `"none"` (answer now, in the format), or nothing when no tool is
+ * offered (the API takes no `tool_choice` without tools).
+ */
+export function answerNowChoice(request: ModelRequest): ToolChoice | undefined {
+  const choice = request.toolChoice;
+  const format = request.responseFormat;
+  if (format === undefined || typeof choice !== "object" || choice.name !== format.name) return choice;
+  return request.tools.length > 0 ? "none" : undefined;
 }
 
 function toChatToolChoice(choice: ToolChoice): OpenAI.ChatCompletionToolChoiceOption {

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { Message, ModelRequest, ToolChoice } from "@rein/core";
 import { serializeToolArguments } from "../shared/parse-tool-arguments";
-import { imageUrlOf } from "./chat-completions-request";
+import { answerNowChoice, imageUrlOf } from "./chat-completions-request";
 
 type ResponseParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 type InputItem = OpenAI.Responses.ResponseInputItem;
@@ -12,6 +12,9 @@ type UserPart = OpenAI.Responses.ResponseInputText | OpenAI.Responses.ResponseIn
  * `instructions`, the history as input items (messages, `function_call` and
  * `function_call_output`), and `store: false`, because Rein sends the whole
  * history on every request and keeps no server-side conversation.
+ * `cacheKey` becomes `prompt_cache_key`; `responseFormat` becomes `text:
+ * { format: { type: "json_schema", name, schema, strict } }` (`strict`
+ * defaults to true).
  */
 export function toResponseParams(request: ModelRequest, modelId: string): ResponseParams {
   const params: ResponseParams = {
@@ -31,10 +34,16 @@ export function toResponseParams(request: ModelRequest, modelId: string): Respon
       strict: false,
     }));
   }
-  if (request.toolChoice !== undefined) params.tool_choice = toResponseToolChoice(request.toolChoice);
+  const toolChoice = answerNowChoice(request);
+  if (toolChoice !== undefined) params.tool_choice = toResponseToolChoice(toolChoice);
   if (request.maxOutputTokens !== undefined) params.max_output_tokens = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   if (request.effort !== undefined) params.reasoning = { effort: request.effort };
+  if (request.cacheKey !== undefined) params.prompt_cache_key = request.cacheKey;
+  if (request.responseFormat !== undefined) {
+    const { name, schema, strict } = request.responseFormat;
+    params.text = { format: { type: "json_schema", name, schema: { ...schema }, strict: strict ?? true } };
+  }
   return params;
 }
 
