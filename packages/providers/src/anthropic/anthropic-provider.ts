@@ -60,8 +60,11 @@ export interface AnthropicProviderSettings extends RequestLimitSettings {
  * ```
  */
 export class AnthropicProvider implements ModelProvider {
+  /** The version of core's model interface this adapter implements. */
   readonly specificationVersion = "rein-model-v1" as const;
+  /** `"anthropic"`, in logs, session nodes and errors. */
   readonly providerId = "anthropic";
+  /** The model used when a request names none. */
   readonly modelId: string;
   private readonly settings: AnthropicProviderSettings;
   private readonly limits: RequestLimits;

@@ -65,8 +65,11 @@ export const placeholderApiKey = "no-api-key";
  * ```
  */
 export class OpenAIProvider implements ModelProvider {
+  /** The version of core's model interface this adapter implements. */
   readonly specificationVersion = "rein-model-v1" as const;
+  /** `"openai"`, in logs, session nodes and errors. */
   readonly providerId = "openai";
+  /** The model used when a request names none. */
   readonly modelId: string;
   /** The API this provider speaks. */
   readonly api: OpenAIApi;

@@ -2,6 +2,12 @@
  * The limits every adapter puts on one `complete()` or `stream()` call. They
  * apply per call, so they also govern a ready-made `client` passed in the
  * settings (the SDK's own retries and timeout are switched off per request).
+ *
+ * @example
+ * ```ts
+ * const limits: RequestLimitSettings = { timeoutMs: 120_000, idleTimeoutMs: 30_000, maxRetries: 3, maxRetryAfterMs: 10_000 };
+ * const provider = new OpenAIProvider("gpt-4.1", limits);
+ * ```
  */
 export interface RequestLimitSettings {
   /**
