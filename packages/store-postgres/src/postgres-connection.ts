@@ -5,14 +5,39 @@ import { PostgresCallFailure, PostgresWorkerGone } from "./postgres-faults";
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
 export type PostgresConnectionOptions = Omit<PostgresWorkerData, "port" | "asyncPort" | "signal" | "pgPath">;
 
-// esbuild (tsx) names functions through a helper that the worker's source
-// text must bring along. A worker that fails to start says so through the
-// signal, so a caller waiting for its reply never waits forever.
+// One worker thread per process serves every store's connection: a store
+// attaches by posting its data (ports, signal, options), and the thread runs
+// an independent {@link postgresWorker} for it. Starting a thread and loading
+// `pg` in it costs ~40 ms, paid once per process instead of once per store.
+// esbuild (tsx) names functions through a helper that the source text must
+// bring along. A store whose attach fails hears it through its signal, so a
+// caller waiting for its reply never waits forever.
 const WORKER_SOURCE =
   '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
-  `try {\n  (${postgresWorker.toString()})(require);\n} catch (error) {\n` +
-  `  const signal = new Int32Array(require("node:worker_threads").workerData.signal);\n` +
-  `  Atomics.store(signal, ${SIGNAL_ENDED}, 1);\n  Atomics.notify(signal, ${SIGNAL_REPLIES});\n  throw error;\n}\n`;
+  `const threads = require("node:worker_threads");\n` +
+  `threads.parentPort.on("message", (data) => {\n` +
+  `  try {\n    (${postgresWorker.toString()})(require, data);\n  } catch (error) {\n` +
+  `    const signal = new Int32Array(data.signal);\n` +
+  `    Atomics.store(signal, ${SIGNAL_ENDED}, 1);\n    Atomics.notify(signal, ${SIGNAL_REPLIES});\n  }\n});\n`;
+
+/** The process's worker thread, started by the first store and shared by all. */
+let host: Worker | undefined;
+/** Connections attached to {@link host}: told when it ends. */
+const attached = new Set<PostgresConnection>();
+
+function sharedHost(): Worker {
+  if (host !== undefined) return host;
+  const started = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false, name: "rein-postgres-session-stores" });
+  // Never keeps the process alive: an idle store must not hold up exit.
+  started.unref();
+  const gone = (): void => {
+    if (host === started) host = undefined;
+    for (const connection of [...attached]) connection.workerEnded();
+  };
+  started.on("error", gone);
+  started.on("exit", gone);
+  return (host = started);
+}
 
 let pgPath: string | undefined;
 
@@ -26,7 +51,6 @@ let pgPath: string | undefined;
  * @internal
  */
 export class PostgresConnection {
-  private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly asyncPort: MessagePort;
   private readonly signal: Int32Array;
@@ -45,21 +69,19 @@ export class PostgresConnection {
     this.asyncPort = async.port1;
     this.signal = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
     const workerData: PostgresWorkerData = { ...options, pgPath, port: sync.port2, asyncPort: async.port2, signal: this.signal.buffer as SharedArrayBuffer };
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData,
-      transferList: [sync.port2, async.port2],
-      stdout: false,
-      stderr: false,
-      name: "rein-postgres-session-store",
-    });
+    sharedHost().postMessage(workerData, [sync.port2, async.port2]);
+    attached.add(this);
     this.asyncPort.on("message", (reply: PostgresReply) => this.settle(reply));
-    // Neither keeps the process alive: an idle store must not hold up exit
+    // The port does not keep the process alive while nothing waits on it
     // (a listener refs the port, so unref after adding it).
-    this.worker.unref();
     this.asyncPort.unref();
-    this.worker.on("error", () => this.fail());
-    this.worker.on("exit", () => this.fail());
+  }
+
+  /** The shared worker thread ended: every request of this connection fails. @internal */
+  workerEnded(): void {
+    attached.delete(this);
+    Atomics.store(this.signal, SIGNAL_ENDED, 1);
+    this.fail();
   }
 
   /** Runs `op` in the worker and waits for its answer; the event loop waits too. */
@@ -121,9 +143,10 @@ export class PostgresConnection {
 
   private release(): void {
     this.ended = true;
+    attached.delete(this);
+    // The worker ended this connection's client before answering `close`; the thread stays for other stores.
     this.port.close();
     this.asyncPort.close();
-    void this.worker.terminate().catch(() => undefined);
     this.fail();
   }
 

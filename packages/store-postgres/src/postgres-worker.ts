@@ -77,9 +77,7 @@ export const SIGNAL_ENDED = 1;
  * store operation. Self-contained: see the file comment.
  * @internal
  */
-export function postgresWorker(load: (id: string) => unknown): void {
-  const threads = load("node:worker_threads") as typeof import("node:worker_threads");
-  const data = threads.workerData as PostgresWorkerData;
+export function postgresWorker(load: (id: string) => unknown, data: PostgresWorkerData): void {
   const pg = load(data.pgPath) as typeof import("pg");
   const signal = new Int32Array(data.signal);
   // The SIGNAL_* slots, repeated: this function sees nothing of its module.
