@@ -11,3 +11,30 @@ afterAll(async () => {
 });
 
 describeSessionStoreContract("PostgresSessionStore", () => new PostgresSessionStore({ connectionString: server!.connectionString, schema: freshSchemaName(), shutdownFlush: false }));
+
+describe("stores of one process share one worker thread", () => {
+  it("each store has its own connection: closing one leaves the others working, and a store opened later works too", async () => {
+    const schema = freshSchemaName();
+    const open = (): PostgresSessionStore => new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false });
+    const [a, b] = [open(), open()];
+    a.createSession("from-a");
+    a.close();
+    expect(() => a.hasSession("from-a")).toThrow(/closed/);
+    expect(b.hasSession("from-a")).toBe(true);
+    b.createSession("from-b");
+    const c = open();
+    try {
+      expect(c.listSessions().map((session) => session.id).sort()).toEqual(["from-a", "from-b"]);
+      // An asynchronous commit on one store settles while another store answers synchronously.
+      const committing = c.commitWithRetry("from-b", [
+        { kind: "append", node: { id: "n1", seq: 0, createdAt: 1, role: "user", name: "user", input: "hi", output: null, caller: null, predecessor: null, metadata: {} } },
+      ]);
+      expect(b.getSession("from-a").nodeCount).toBe(0);
+      await committing;
+      expect(b.head("from-b")).toBe("n1");
+    } finally {
+      b.close();
+      c.close();
+    }
+  });
+});
