@@ -5,7 +5,7 @@
  */
 export { Agent } from "./agent/agent";
 export { ChatAgent } from "./agent/chat-agent";
-export type { TurnRequest, TurnOptions, TurnResult, TurnStatus } from "./agent/turns";
+export type { TurnRequest, TurnOptions, TurnResult, TurnStatus, TurnContinuation, ResumeTurnOptions } from "./agent/turns";
 export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort, InferOutput } from "./agent/agent";
 export { agent } from "./agent/agent-function";
 export type { AgentFunctionOptions } from "./agent/agent-function";

@@ -116,6 +116,8 @@ export type {
   TurnOptions,
   TurnResult,
   TurnStatus,
+  TurnContinuation,
+  ResumeTurnOptions,
   RunEventBody,
   RunEventSource,
   RunEventListener,

@@ -8,7 +8,8 @@ import type { RunEvents } from "../runtime/run-events";
 import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
 import type { RunResult } from "../runtime/run-result";
-import type { TurnOptions, TurnRequest, TurnResult } from "./turns";
+import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
+import { TurnPause, type PausedRun, type RunResumption } from "../runtime/turn-pause";
 import type { ScopeOwner } from "../scope/enter-scope";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
@@ -22,6 +23,7 @@ import {
   checkAgentOptions,
   checkAskArguments,
   checkTurnArguments,
+  checkResumeArguments,
   checkChooseArguments,
 } from "../options/agent-options-schema";
 
@@ -243,9 +245,36 @@ export class Agent implements ScopeOwner {
       if (bound !== request.sessionId) throw new SessionMismatchError(request.sessionId, bound);
     }
     if (request.headId !== undefined) context = new Context({}, { parent: context, headId: request.headId });
+    return this.#turn(request.input, context, options, undefined);
+  }
+
+  /**
+   * Carries on a paused turn (see {@link TurnResult.continuation}): the
+   * call that waited runs (`approve: true`) or is refused, the calls after
+   * it run, and the model goes on — nothing is asked or run twice. Works in
+   * another process on the same store: pass a Context on the continuation's
+   * session (a {@link SessionMismatchError} otherwise, before anything runs).
+   * @example
+   * ```ts
+   * const turn = await agent.runTurn({ input: "Deploy api." }, { context });
+   * if (turn.status === "paused") await agent.resumeTurn(turn.continuation!, { approve: true, context });
+   * ```
+   */
+  async resumeTurn(continuation: TurnContinuation, options: ResumeTurnOptions): Promise<TurnResult> {
+    checkResumeArguments(continuation, options);
+    const context = options.context ?? this.contextFor(Context.current());
+    if (continuation.sessionId !== undefined && context.sessionId !== continuation.sessionId) {
+      throw new SessionMismatchError(continuation.sessionId, context.sessionId ?? "(none)");
+    }
+    return this.#turn([], context, options, { ...continuation.run, approve: options.approve });
+  }
+
+  /** One turn's run on `context`: a fresh one, or a paused one carried on. */
+  async #turn(input: string | readonly ContentBlock[], context: Context, options: TurnOptions, resume: RunResumption | undefined): Promise<TurnResult> {
     let finished: RunResult | undefined;
     const exec: ExecRequest = {
-      ...this.#execRequest(request.input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
+      ...this.#execRequest(input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
+      turn: resume === undefined ? {} : { resume },
       onFinish: (result) => (finished = result),
       ...(options.onEvent === undefined ? {} : { listener: { deliver: options.onEvent, gate: () => undefined } }),
     };
@@ -254,7 +283,19 @@ export class Agent implements ScopeOwner {
       const result = await this.runtime.exec(exec);
       return turnResult(result.run, writer);
     } catch (error) {
-      return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
+      const result = turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
+      if (!(error instanceof TurnPause)) return result;
+      const waiting = error.paused.pending[0]!;
+      const continuation: TurnContinuation = {
+        version: 1,
+        reason: "approval",
+        sessionId: writer?.sessionId,
+        awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input },
+        // A JSON round trip: the continuation is data, whatever the content blocks held.
+        run: JSON.parse(JSON.stringify(error.paused)) as PausedRun,
+      };
+      const { error: _pause, ...paused } = result;
+      return { ...paused, status: "paused", continuation };
     }
   }
 

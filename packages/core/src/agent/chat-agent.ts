@@ -3,7 +3,7 @@ import { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { Agent } from "./agent";
-import type { TurnOptions, TurnRequest, TurnResult } from "./turns";
+import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
 
 /**
  * An agent for chat: every turn continues one session. With a Context that
@@ -31,6 +31,10 @@ export class ChatAgent extends Agent {
 
   override runTurn(request: TurnRequest, options: TurnOptions = {}): Promise<TurnResult> {
     return super.runTurn(request, options.context === undefined ? { ...options, context: this.conversation } : options);
+  }
+
+  override resumeTurn(continuation: TurnContinuation, options: ResumeTurnOptions): Promise<TurnResult> {
+    return super.resumeTurn(continuation, options.context === undefined ? { ...options, context: this.conversation } : options);
   }
 
   /** The Context every turn records to: the agent's, when it records to a store, else the agent's own session. */

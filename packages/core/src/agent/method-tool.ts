@@ -25,9 +25,10 @@ export function methodTool(instance: object, method: MethodInfo, approve: ToolAp
     poll: options.poll ?? false,
     maxResultChars: options.maxResultChars,
     timeout: options.timeout,
-    async execute(args) {
+    awaitsApproval: options.requiresApproval === true && approve === undefined,
+    async execute(args, executeOptions) {
       const value = (await validateArguments(name, toolInfo.schema, args)) as Record<string, unknown>;
-      if (options.requiresApproval) {
+      if (options.requiresApproval && executeOptions?.approved !== true) {
         const approved = approve !== undefined && (await approve({ toolName: name, args: value }));
         if (!approved) {
           throw new ToolApprovalError(name, { approverConfigured: approve !== undefined });

@@ -2,6 +2,7 @@ import type { ContentBlock } from "../model/content";
 import type { Context } from "../context/context";
 import type { RunEventListener } from "../runtime/runtime-events";
 import type { RunUsage } from "../runtime/run-result";
+import type { PausedRun } from "../runtime/turn-pause";
 
 /**
  * One conversation turn: the user's input, and optionally the session it
@@ -60,4 +61,41 @@ export interface TurnResult {
   readonly headId: string | undefined;
   /** Why the turn did not complete. */
   readonly error?: unknown;
+  /** A paused turn's state: pass it to `resumeTurn` (plain JSON: store it, resume in another process on the same store). */
+  readonly continuation?: TurnContinuation;
+}
+
+/**
+ * Where a paused turn stopped, as plain JSON. `pending[0]` is the tool call
+ * that waits for approval.
+ * @example
+ * ```ts
+ * const turn = await agent.chat("Deploy the api service.");
+ * if (turn.status === "paused") {
+ *   const { toolName, input } = turn.continuation!.awaiting;
+ *   await agent.resumeTurn(turn.continuation!, { approve: await askOperator(toolName, input) });
+ * }
+ * ```
+ */
+export interface TurnContinuation {
+  readonly version: 1;
+  /** Why the turn paused. */
+  readonly reason: "approval";
+  readonly sessionId: string | undefined;
+  /** The call waiting for approval. */
+  readonly awaiting: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
+  /** @internal the paused run. */
+  readonly run: PausedRun;
+}
+
+/**
+ * Options of `resumeTurn`.
+ * @example
+ * ```ts
+ * await agent.resumeTurn(continuation, { approve: true, context: Context.forSession(store, continuation.sessionId!) });
+ * ```
+ */
+export interface ResumeTurnOptions extends TurnOptions {
+  /** The answer to the pending approval: true runs the call, false tells the model it was not approved. */
+  readonly approve: boolean;
 }

@@ -1,6 +1,6 @@
 import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
 import type { AgentOptions, AgentSpec, AskOptions, ChoiceOptions } from "../agent/agent";
-import type { TurnOptions, TurnRequest } from "../agent/turns";
+import type { ResumeTurnOptions, TurnOptions, TurnRequest } from "../agent/turns";
 import type { AgentFunctionOptions } from "../agent/agent-function";
 import type { ClassInfo } from "../agent/class-setup";
 import { validateMethodOptions, type MethodOptions } from "../agent/method-options";
@@ -8,6 +8,7 @@ import { abortSignal, agentToolList, content, context, effort, loopDetection, mo
 import {
   anyOf,
   arrayOf,
+  boolean,
   checkArgument,
   func,
   isObject,
@@ -214,4 +215,26 @@ const turnOptionsSchema = optionsSchema<TurnOptions>("runTurn", {
 export function checkTurnArguments(request: unknown, options: unknown): void {
   turnRequestSchema.parse(request);
   turnOptionsSchema.parse(options);
+}
+
+const resumeOptionsSchema = optionsSchema<ResumeTurnOptions>("resumeTurn", {
+  approve: required(boolean),
+  context,
+  onEvent: func("a function (event) => void"),
+  signal: abortSignal,
+});
+
+/** Checks the arguments of `agent.resumeTurn`: a continuation from a paused turn, and the answer. */
+export function checkResumeArguments(continuation: unknown, options: unknown): void {
+  const valid =
+    typeof continuation === "object" &&
+    continuation !== null &&
+    (continuation as { version?: unknown }).version === 1 &&
+    typeof (continuation as { run?: unknown }).run === "object" &&
+    Array.isArray((continuation as { run: { pending?: unknown } }).run.pending) &&
+    ((continuation as { run: { pending: unknown[] } }).run.pending.length > 0);
+  if (!valid) {
+    throw new TypeError("resumeTurn: continuation must be the `continuation` of a paused TurnResult (version 1, with the pending call)");
+  }
+  resumeOptionsSchema.parse(options);
 }

@@ -42,6 +42,7 @@ export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
   responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
   agent: string,
   steering: func("a function () => string[]"),
+  turn: rule("a turn marker", (value) => typeof value === "object" && value !== null, "object"),
   onFinish: func("a function (result) => void"),
   listener: rule("a run listener", (value) => typeof value === "object" && value !== null, "object"),
 });

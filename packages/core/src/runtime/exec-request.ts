@@ -6,6 +6,7 @@ import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import type { RunEventListener } from "./runtime-events";
 import type { RunResult } from "./run-result";
+import type { RunResumption } from "./turn-pause";
 
 /** One model-tool loop to run. */
 export interface ExecRequest {
@@ -39,6 +40,12 @@ export interface ExecRequest {
    * @internal
    */
   steering?: () => readonly string[];
+  /**
+   * A turn: a tool call awaiting approval pauses the run (`TurnPause`)
+   * instead of failing; `resume` carries on a paused run.
+   * @internal
+   */
+  turn?: { readonly resume?: RunResumption };
   /** Called with the run's result when it ends, completed or not. @internal */
   onFinish?: (result: RunResult) => void;
   /** The agent running the loop (its class name), stamped on the run's events. @default "" */

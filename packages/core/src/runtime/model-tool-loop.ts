@@ -22,6 +22,7 @@ import { RunEvents } from "./run-events";
 import type { Pricing, RunResult, RunTotals } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
+import { TurnPause } from "./turn-pause";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
@@ -131,7 +132,7 @@ async function finishedRun(
 ): Promise<ExecResult> {
   const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
     const totals = at.execution.totals;
-    const status = outcome !== undefined ? "completed" : isCancellation(error) ? "cancelled" : "error";
+    const status = outcome !== undefined ? "completed" : error instanceof TurnPause ? "paused" : isCancellation(error) ? "cancelled" : "error";
     return {
       text: outcome?.text ?? "",
       status,
@@ -187,7 +188,10 @@ async function loop(
   /** Records only while the run goes on: abandoned work writes nothing after a cancel. */
   const recorder = (): SessionCursor | undefined => (region?.closed === true ? undefined : cursor);
 
+  const resume = request.turn?.resume;
   const history = cursor === undefined ? [] : historyMessages(cursor.writer, context, { callId: cursor.callId, tail: cursor.tail });
+  // A resumed run re-sends the paused assistant turn itself: what history rendered of it (its text) goes.
+  if (resume !== undefined && history[history.length - 1]?.role === "assistant") history.pop();
   // A trailing user turn of the history joins the new one; its tool results must still lead it.
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
   const carriedResults = carried.filter((block) => block.type === "tool_result");
@@ -198,7 +202,7 @@ async function loop(
   // Context providers are user code that may hang: raced like any other pending work of the run.
   if (aborted(signal)) throw abortReason(signal!);
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await raceSignal(context.render(), signal)), ...carriedOther, ...content];
-  let messages: Message[] = [...history, { role: "user", content: opening }];
+  let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
@@ -215,11 +219,40 @@ async function loop(
     return true;
   };
 
+  if (resume !== undefined) {
+    // The paused assistant turn, then its results: those already run, the approved (or refused) call, and the rest.
+    messages.push({ role: "assistant", content: resume.assistant });
+    const site: ToolCallSite = {
+      execution,
+      events,
+      scope: owner,
+      requestedBy: resume.requestedBy,
+      offered,
+      withheld,
+      signal,
+      loopGuard,
+      approved: new Set(resume.approve ? [resume.pending[0]!.id] : []),
+    };
+    const results: ToolResultBlock[] = [...resume.results];
+    for (const [index, call] of resume.pending.entries()) {
+      if (index === 0 && !resume.approve) {
+        results.push({ type: "tool_result", toolUseId: call.id, content: `Calling '${call.name}' was not approved; do not call it again for this.`, isError: true });
+        continue;
+      }
+      if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
+        throw new TurnPause({ requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index) });
+      }
+      results.push(await executeToolCall(call, site));
+    }
+    const previous = messages[messages.length - 2];
+    if (previous?.role === "user" && previous.content.length === 0) messages.splice(messages.length - 2, 1);
+    messages.push({ role: "user", content: [...results, ...(await raceSignal(context.render({ includeStatic: false }), signal))] });
+  }
   const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
   // Requests of one conversation share their prefix: providers that route by a key keep them on one cache.
   const cacheKey = cursor?.writer.sessionId;
   let repaired = false;
-  let recordedInput: readonly ContentBlock[] = content;
+  let recordedInput: readonly ContentBlock[] = resume === undefined ? content : (messages[messages.length - 1]!.content as ContentBlock[]);
   let toolChoice: ToolChoice | undefined = request.toolChoice;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   for (let iteration = 1; iteration <= maxIterations; iteration++) {
@@ -280,7 +313,13 @@ async function loop(
     if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
     const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard };
     const results: ToolResultBlock[] = [];
-    for (const call of calls) results.push(await executeToolCall(call, site));
+    for (const [index, call] of calls.entries()) {
+      // In a turn, a call that needs a person's approval pauses the run before it runs.
+      if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
+        throw new TurnPause({ requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index) });
+      }
+      results.push(await executeToolCall(call, site));
+    }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({
       role: "user",

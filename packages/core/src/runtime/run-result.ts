@@ -41,7 +41,7 @@ export interface RunUsage {
 }
 
 /** How a run ended. */
-export type RunStatus = "completed" | "error" | "cancelled";
+export type RunStatus = "completed" | "paused" | "error" | "cancelled";
 
 /**
  * What a run resolves with (`agent.stream(...).result`, the `run-finish`

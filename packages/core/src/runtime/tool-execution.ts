@@ -28,6 +28,8 @@ export interface ToolCallSite {
   readonly withheld: ReadonlySet<string>;
   readonly signal: AbortSignal | undefined;
   readonly loopGuard: LoopGuard;
+  /** Calls a paused turn's resume approved (their `requiresApproval` check is answered). */
+  readonly approved?: ReadonlySet<string>;
 }
 
 /** What a call produced: the block the model sees, and what loop detection records. */
@@ -123,7 +125,7 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknow
     signal,
     region,
   };
-  const work = withFrameData(scope, execute, tool, call.input, signal);
+  const work = withFrameData(scope, execute, tool, call.input, signal, site.approved?.has(call.id) === true);
   if (signal === undefined) return work;
   const raced = raceSignal(work, signal);
   if (timer === undefined) return raced;
@@ -134,7 +136,8 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknow
 }
 
 /** Calls `execute`, turning a synchronous throw into a rejection. */
-async function execute(tool: Tool, input: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+async function execute(tool: Tool, input: unknown, signal: AbortSignal | undefined, approved: boolean): Promise<unknown> {
+  if (approved) return tool.execute(input, signal === undefined ? { approved } : { signal, approved });
   return tool.execute(input, signal === undefined ? {} : { signal });
 }
 

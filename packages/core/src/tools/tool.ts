@@ -10,6 +10,12 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Options passed to a tool's `execute` by the runtime. */
 export interface ToolExecuteOptions {
   readonly signal?: AbortSignal;
+  /**
+   * A paused turn's resume approved this call (`resumeTurn(…, { approve: true })`):
+   * a `requiresApproval` method runs without asking its approver.
+   * @internal
+   */
+  readonly approved?: boolean;
 }
 
 /**
@@ -30,6 +36,12 @@ export interface Tool {
    */
   readonly timeout?: number;
   /** Validates `args` (throwing {@link ToolArgumentsError}) and runs the tool. */
+  /**
+   * The call needs a person's approval and no approver is configured: in a
+   * turn (`runTurn`, `chat`) the turn pauses before it runs; elsewhere it
+   * fails with `ToolApprovalError`.
+   */
+  readonly awaitsApproval?: boolean;
   execute(args: unknown, options?: ToolExecuteOptions): Promise<unknown>;
 }
 

@@ -1,0 +1,36 @@
+import type { ContentBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
+
+/**
+ * Where a paused run stopped: the assistant turn that asked for tools, the
+ * results of the calls that already ran, and the calls still to run (the
+ * first of them waits for approval). Plain JSON.
+ * @internal
+ */
+export interface PausedRun {
+  /** The llm node of the request that asked for the calls, when recorded. */
+  readonly requestedBy: string | null;
+  readonly assistant: readonly ContentBlock[];
+  readonly results: readonly ToolResultBlock[];
+  readonly pending: readonly ToolUseBlock[];
+}
+
+/**
+ * Thrown by a turn's loop when a tool call needs a person's approval and no
+ * approver is configured: the turn ends `paused`, and `resumeTurn` carries
+ * on from {@link PausedRun}. Never reaches user code.
+ * @internal
+ */
+export class TurnPause extends Error {
+  constructor(readonly paused: PausedRun) {
+    super(`the turn paused: calling '${paused.pending[0]?.name}' needs approval`);
+  }
+}
+
+/**
+ * A paused run to carry on (`resumeTurn`): its state, and the answer to the
+ * pending approval.
+ * @internal
+ */
+export interface RunResumption extends PausedRun {
+  readonly approve: boolean;
+}
