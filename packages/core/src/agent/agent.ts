@@ -56,6 +56,13 @@ export interface AgentOptions {
   approveToolCall?: ToolApprover;
   /** Tool-loop detection overrides for this agent, overlaid field by field on the runtime's. */
   loopDetection?: LoopDetectionOptions;
+  /**
+   * Every `ask` of the agent answers in this format (see
+   * {@link AskOptions.responseFormat}; a per-call one wins). Declare the
+   * value's type as the class's type parameter: `class Extractor extends
+   * Agent<Invoice> { static responseFormat = InvoiceSchema }`.
+   */
+  responseFormat?: ParametersSchema;
 }
 
 /** Per-call overrides of {@link Agent.ask}. */
@@ -92,7 +99,7 @@ export type InferOutput<S> = S extends { readonly "~standard": { readonly types?
  */
 export type AgentClassDefaults = Pick<
   AgentOptions,
-  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection"
+  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat"
 >;
 
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
@@ -131,7 +138,7 @@ let defaultRuntime: Runtime | undefined;
  * const answer = await new Researcher({ model: "claude-sonnet-4-5" }).research("A question");
  * ```
  */
-export class Agent implements ScopeOwner {
+export class Agent<Output = string> implements ScopeOwner {
   readonly #options: AgentOptions;
   readonly #classInfo: ClassInfo;
   #ownContext: Context | undefined;
@@ -192,11 +199,12 @@ export class Agent implements ScopeOwner {
    * execution; otherwise it starts a standalone one and releases it after.
    */
   ask<S extends ParametersSchema>(prompt: string | readonly ContentBlock[], overrides: AskOptions & { responseFormat: S }): Promise<InferOutput<S>>;
-  ask(prompt: string | readonly ContentBlock[], overrides?: AskOptions): Promise<string>;
+  ask(prompt: string | readonly ContentBlock[], overrides?: AskOptions): Promise<Output>;
   async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<unknown> {
     checkAskArguments(prompt, overrides);
-    const result = await (overrides.runtime ?? this.runtime).exec(this.#execRequest(prompt, overrides));
-    return overrides.responseFormat === undefined ? result.text : result.output;
+    const request = this.#execRequest(prompt, overrides);
+    const result = await (overrides.runtime ?? this.runtime).exec(request);
+    return request.responseFormat === undefined ? result.text : result.output;
   }
 
   /**
@@ -319,6 +327,12 @@ export class Agent implements ScopeOwner {
   /** Steered input not yet delivered. */
   readonly #steering: string[] = [];
 
+  /** The format of the answer: the call's, else the agent's (constructor option, then class default). */
+  #responseFormat(overrides: AskOptions): { responseFormat?: ParametersSchema } {
+    const format = overrides.responseFormat ?? this.#setting<ParametersSchema>("responseFormat");
+    return format === undefined ? {} : { responseFormat: format };
+  }
+
   /** Takes the steered input for the next request. */
   #takeSteering(): readonly string[] {
     return this.#steering.length === 0 ? NOTHING_STEERED : this.#steering.splice(0);
@@ -339,7 +353,7 @@ export class Agent implements ScopeOwner {
       loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
       agent: this.constructor.name,
       steering: () => this.#takeSteering(),
-      ...(overrides.responseFormat === undefined ? {} : { responseFormat: overrides.responseFormat }),
+      ...this.#responseFormat(overrides),
     };
   }
 
@@ -352,10 +366,14 @@ export class Agent implements ScopeOwner {
     checkChooseArguments(prompt, options, overrides);
     const choices = normaliseChoices(options);
     const listing = choices.map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`)).join("\n");
-    const answer = await this.ask(
-      `${prompt}\n\nChoose exactly one of these options and answer with its id only, nothing else:\n${listing}`,
-      { ...overrides, tools: [], maxIterations: 1 },
-    );
+    // Always a plain-text answer, whatever responseFormat the agent has.
+    const request = this.#execRequest(`${prompt}\n\nChoose exactly one of these options and answer with its id only, nothing else:\n${listing}`, {
+      ...overrides,
+      tools: [],
+      maxIterations: 1,
+    });
+    const { responseFormat: _format, ...plain } = request;
+    const answer = (await (overrides.runtime ?? this.runtime).exec(plain)).text;
     const cleaned = answer.trim().replace(/^[`"'*\s]+|[`"'*.\s]+$/g, "");
     const ids = choices.map((choice) => choice.id);
     const exact = ids.find((id) => id === cleaned) ?? ids.find((id) => id.toLowerCase() === cleaned.toLowerCase());
@@ -402,7 +420,7 @@ export class Agent implements ScopeOwner {
   }
 }
 
-function classDefault<T>(agent: Agent, name: string): T | undefined {
+function classDefault<T>(agent: Agent<unknown>, name: string): T | undefined {
   return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
 }
 

@@ -38,6 +38,7 @@ const agentShape: Shape<AgentOptions> = {
   description: string,
   approveToolCall: func("a function (call) => boolean | Promise<boolean>"),
   loopDetection,
+  responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
 };
 
 /** {@link AgentOptions}: the `Agent` constructor and `fromSpec` overrides. */

@@ -302,8 +302,10 @@ async function loop(
       const read = await readStructuredAnswer(text, format);
       if (read.ok) return { ...outcome, output: read.value };
       if (repaired) throw new OutputValidationError(read.problems, text);
-      // One repair request, naming what was wrong.
+      // One repair request, naming what was wrong, that asks for the final answer itself: a tool
+      // choice naming the format forces Anthropic's format tool and means "no tools" to OpenAI.
       repaired = true;
+      toolChoice = { type: "tool", name: format.wire.name };
       const repair: ContentBlock[] = [textBlock(repairPrompt(read.problems, format))];
       messages.push({ role: "user", content: repair });
       recordedInput = repair;

@@ -42,6 +42,9 @@ describe("ask({ responseFormat })", () => {
     const repair = JSON.stringify(model.requests[1]!.messages.at(-1));
     expect(repair).toContain("does not match the required response format");
     expect(repair).toContain("tempC");
+    // The repair asks for the final answer itself (the adapters' contract: Anthropic forces its format tool).
+    expect(model.requests[1]!.toolChoice).toEqual({ type: "tool", name: "response" });
+    expect(model.requests[0]!.toolChoice).toBeUndefined();
   });
 
   it("still invalid after the repair: OutputValidationError with the issues, after exactly two requests", async () => {
@@ -70,5 +73,41 @@ describe("ask({ responseFormat })", () => {
     const agent = forecaster(new ScriptedProvider(["{}"]));
     await expect(agent.ask("x", { responseFormat: "json" as never })).rejects.toThrow(/responseFormat/);
     await expect(agent.ask("x", { responseFormat: { type: "array" } })).rejects.toThrow(/responseFormat.*object/);
+  });
+});
+
+describe("an Agent-level responseFormat", () => {
+  type Weather = z.infer<typeof Weather>;
+  class WeatherAgent extends Agent<Weather> {
+    static responseFormat = Weather;
+    static methodOptions = { lookup: { tool: true, description: "Current temperature of a city." } };
+    lookup(city: string): string {
+      return `${city}: 4 C`;
+    }
+  }
+
+  it("as a class default: every ask answers in it, typed by the class's type parameter; a per-call format wins", async () => {
+    const model = new ScriptedProvider(['{"city":"Oslo","tempC":4}', '{"ok":true}']);
+    const agent = new WeatherAgent({ runtime: new Runtime({ provider: model }) });
+    const weather = await agent.ask("Weather in Oslo?");
+    const tempC: number = weather.tempC;
+    expect(tempC).toBe(4);
+    await expect(agent.ask("Fine?", { responseFormat: z.object({ ok: z.boolean() }) })).resolves.toEqual({ ok: true });
+    expect(model.requests.map((request) => request.responseFormat?.schema["properties"])).toEqual([
+      expect.objectContaining({ tempC: { type: "number" } }),
+      expect.objectContaining({ ok: { type: "boolean" } }),
+    ]);
+  });
+
+  it("as a constructor option; choose() still answers with an option id in plain text", async () => {
+    const model = new ScriptedProvider(['{"ok":false}', "b"]);
+    const agent = new Agent<{ ok: boolean }>({ runtime: new Runtime({ provider: model }), responseFormat: z.object({ ok: z.boolean() }) });
+    await expect(agent.ask("Fine?")).resolves.toEqual({ ok: false });
+    await expect(agent.choose("Pick one.", ["a", "b"])).resolves.toBe("b");
+    expect(model.requests[1]!.responseFormat).toBeUndefined();
+  });
+
+  it("an Agent-level responseFormat that is not a schema object is a TypeError naming the option", () => {
+    expect(() => new Agent({ responseFormat: "json" as never })).toThrow(/responseFormat/);
   });
 });

@@ -1,4 +1,4 @@
-import type { Message, ModelRequest } from "@rein/core";
+import { Agent, Runtime, type Message, type ModelRequest } from "@rein/core";
 import { jsonFixture, useFixtureServer } from "../__fixtures__/fixture-server";
 import { clockTool, firstUserTurn, system, weatherTool } from "../__fixtures__/weather-conversation";
 import { AnthropicProvider } from "./anthropic-provider";
@@ -105,5 +105,33 @@ describe("AnthropicProvider, prompt caching over a conversation", () => {
       // And this request reads it through a breakpoint of its own at the same place.
       expect(breakpoints).toContainEqual(breakpointsOf(previous).at(-1));
     });
+  });
+});
+
+describe("a run's usage over the wire", () => {
+  it("RunResult sums the cached and cache-creation tokens the server reports over a run's requests, and every request carries breakpoints", async () => {
+    class Forecaster extends Agent {
+      static methodOptions = { get_weather: { tool: true, description: "Weather in a city." } };
+      get_weather(city: string): string {
+        return `${city}: sunny`;
+      }
+    }
+    const final = jsonFixture(__dirname, "messages-final-text.json") as Json;
+    server().reply(
+      { json: reply(0) },
+      { json: reply(1) },
+      { json: { ...final, usage: { input_tokens: 25, cache_creation_input_tokens: 40, cache_read_input_tokens: 2100, output_tokens: 12 } } },
+    );
+    const model = new AnthropicProvider("test-model", { apiKey: "test-key", baseURL: server().url, maxRetries: 0 });
+    const turn = await new Forecaster({ runtime: new Runtime({ provider: model }) }).runTurn({ input: "Weather in three cities?" });
+    expect(turn.status).toBe("completed");
+    expect(turn.requests).toBe(3);
+    expect(turn.usage).toEqual({
+      inputTokens: 20 + 150 + 1800 + (20 + 150 + 1950) + (25 + 40 + 2100),
+      outputTokens: 30 + 30 + 12,
+      cachedInputTokens: 1800 + 1950 + 2100,
+      cacheCreationInputTokens: 150 + 150 + 40,
+    });
+    for (const request of server().requests) expect(breakpointsOf(request.body as Json).length).toBeGreaterThan(0);
   });
 });
