@@ -274,15 +274,41 @@ export class Agent<Output = string> implements ScopeOwner {
     if (continuation.sessionId !== undefined && context.sessionId !== continuation.sessionId) {
       throw new SessionMismatchError(continuation.sessionId, context.sessionId ?? "(none)");
     }
-    return this.#turn([], context, options, { ...continuation.run, approve: options.approve });
+    return this.#turn([], context, options, { ...continuation.run, approve: options.approve === true });
   }
+
+  /**
+   * Asks this agent's running turn to pause at its next safe point: once the
+   * tool calls of the current step have run, before the next model request.
+   * The turn then resolves `paused` with a continuation for
+   * {@link resumeTurn}. With no turn running, the next turn pauses after its
+   * first step.
+   * @example
+   * ```ts
+   * const turn = agent.chat("Refactor the module.");
+   * agent.pause();
+   * const { status, continuation } = await turn; // "paused"
+   * ```
+   */
+  pause(): void {
+    this.#pauseRequested = true;
+  }
+
+  #pauseRequested = false;
 
   /** One turn's run on `context`: a fresh one, or a paused one carried on. */
   async #turn(input: string | readonly ContentBlock[], context: Context, options: TurnOptions, resume: RunResumption | undefined): Promise<TurnResult> {
     let finished: RunResult | undefined;
     const exec: ExecRequest = {
       ...this.#execRequest(input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
-      turn: resume === undefined ? {} : { resume },
+      turn: {
+        ...(resume === undefined ? {} : { resume }),
+        pauseRequested: () => {
+          const requested = this.#pauseRequested;
+          this.#pauseRequested = false;
+          return requested;
+        },
+      },
       onFinish: (result) => (finished = result),
       ...(options.onEvent === undefined ? {} : { listener: { deliver: options.onEvent, gate: () => undefined } }),
     };
@@ -293,12 +319,12 @@ export class Agent<Output = string> implements ScopeOwner {
     } catch (error) {
       const result = turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
       if (!(error instanceof TurnPause)) return result;
-      const waiting = error.paused.pending[0]!;
+      const waiting = error.paused.pending[0];
       const continuation: TurnContinuation = {
         version: 1,
-        reason: "approval",
+        reason: error.paused.reason,
         sessionId: writer?.sessionId,
-        awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input },
+        ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),
         // A JSON round trip: the continuation is data, whatever the content blocks held.
         run: JSON.parse(JSON.stringify(error.paused)) as PausedRun,
       };

@@ -99,7 +99,7 @@ function mergeOptions(
 
 /** Own string-keyed plain methods (no accessors, generators or already-wrapped functions). */
 /** Methods a subclass may override that are never wrapped as scoped calls. */
-const TURN_ENTRIES = ["chat", "runTurn", "resumeTurn", "steer"];
+const TURN_ENTRIES = ["chat", "runTurn", "resumeTurn", "steer", "pause"];
 
 function scopableNames(target: Record<string, unknown>, skip: readonly string[]): string[] {
   const names: string[] = [];

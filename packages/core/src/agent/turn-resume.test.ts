@@ -130,3 +130,38 @@ describe("paused turns", () => {
     expect(Operator.runs.deploy).toBe(0);
   });
 });
+
+describe("agent.pause()", () => {
+  class Writer extends ChatAgent {
+    static methodOptions = { draft: { tool: true, description: "Write a draft." } };
+    static drafts = 0;
+    draft(): string {
+      Writer.drafts++;
+      // A person asks to look at the draft before the agent goes on.
+      this.pause();
+      return "draft 1";
+    }
+  }
+
+  it("pauses the running turn at its next safe point (after the step's calls, before the next request); resumeTurn goes on without repeating anything", async () => {
+    Writer.drafts = 0;
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "draft" }] }, "Here is the final text."]);
+    const writer = new Writer({ runtime: new Runtime({ provider: model }) });
+    const paused = await writer.chat("Write it.");
+    expect(paused).toMatchObject({ status: "paused", continuation: { reason: "pause" } });
+    expect(paused.continuation!.awaiting).toBeUndefined();
+    expect(model.requests).toHaveLength(1);
+    expect(Writer.drafts).toBe(1);
+    const done = await writer.resumeTurn(paused.continuation!, {});
+    expect(done).toMatchObject({ status: "completed", text: "Here is the final text." });
+    expect(model.requests).toHaveLength(2);
+    expect(Writer.drafts).toBe(1);
+    expect(model.requests[1]!.messages.at(-1)!.content[0]).toMatchObject({ type: "tool_result", content: "draft 1" });
+  });
+
+  it("resuming an approval without an answer is a TypeError saying what to pass", async () => {
+    const operator = new Operator({ runtime: new Runtime({ provider: operatorModel() }) });
+    const paused = await operator.chat("Deploy api.");
+    await expect(operator.resumeTurn(paused.continuation!, {})).rejects.toThrow(/approve: true/);
+  });
+});

@@ -79,11 +79,11 @@ export interface TurnResult {
  */
 export interface TurnContinuation {
   readonly version: 1;
-  /** Why the turn paused. */
-  readonly reason: "approval";
+  /** Why the turn paused: a call waits for approval, or `agent.pause()` was called. */
+  readonly reason: "approval" | "pause";
   readonly sessionId: string | undefined;
-  /** The call waiting for approval. */
-  readonly awaiting: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
+  /** The call waiting for approval (reason `approval`). */
+  readonly awaiting?: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
   /** @internal the paused run. */
   readonly run: PausedRun;
 }
@@ -96,6 +96,6 @@ export interface TurnContinuation {
  * ```
  */
 export interface ResumeTurnOptions extends TurnOptions {
-  /** The answer to the pending approval: true runs the call, false tells the model it was not approved. */
-  readonly approve: boolean;
+  /** The answer to a pending approval (required then): true runs the call, false tells the model it was not approved. */
+  readonly approve?: boolean;
 }

@@ -219,7 +219,7 @@ export function checkTurnArguments(request: unknown, options: unknown): void {
 }
 
 const resumeOptionsSchema = optionsSchema<ResumeTurnOptions>("resumeTurn", {
-  approve: required(boolean),
+  approve: boolean,
   context,
   onEvent: func("a function (event) => void"),
   signal: abortSignal,
@@ -233,9 +233,12 @@ export function checkResumeArguments(continuation: unknown, options: unknown): v
     (continuation as { version?: unknown }).version === 1 &&
     typeof (continuation as { run?: unknown }).run === "object" &&
     Array.isArray((continuation as { run: { pending?: unknown } }).run.pending) &&
-    ((continuation as { run: { pending: unknown[] } }).run.pending.length > 0);
+    ((continuation as { reason?: unknown }).reason === "pause" || (continuation as { run: { pending: unknown[] } }).run.pending.length > 0);
   if (!valid) {
     throw new TypeError("resumeTurn: continuation must be the `continuation` of a paused TurnResult (version 1, with the pending call)");
   }
-  resumeOptionsSchema.parse(options);
+  const parsed = resumeOptionsSchema.parse(options);
+  if ((continuation as { reason?: unknown }).reason === "approval" && parsed.approve === undefined) {
+    throw new TypeError("resumeTurn: the turn waits for an approval: pass { approve: true } to run the call or { approve: false } to refuse it");
+  }
 }

@@ -45,7 +45,7 @@ export interface ExecRequest {
    * instead of failing; `resume` carries on a paused run.
    * @internal
    */
-  turn?: { readonly resume?: RunResumption };
+  turn?: { readonly resume?: RunResumption; readonly pauseRequested?: () => boolean };
   /** Called with the run's result when it ends, completed or not. @internal */
   onFinish?: (result: RunResult) => void;
   /** The agent running the loop (its class name), stamped on the run's events. @default "" */

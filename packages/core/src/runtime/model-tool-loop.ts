@@ -231,16 +231,16 @@ async function loop(
       withheld,
       signal,
       loopGuard,
-      approved: new Set(resume.approve ? [resume.pending[0]!.id] : []),
+      approved: new Set(resume.reason === "approval" && resume.approve ? [resume.pending[0]!.id] : []),
     };
     const results: ToolResultBlock[] = [...resume.results];
     for (const [index, call] of resume.pending.entries()) {
-      if (index === 0 && !resume.approve) {
+      if (index === 0 && resume.reason === "approval" && !resume.approve) {
         results.push({ type: "tool_result", toolUseId: call.id, content: `Calling '${call.name}' was not approved; do not call it again for this.`, isError: true });
         continue;
       }
       if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
-        throw new TurnPause({ requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index) });
+        throw new TurnPause({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index) });
       }
       results.push(await executeToolCall(call, site));
     }
@@ -318,9 +318,13 @@ async function loop(
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.
       if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
-        throw new TurnPause({ requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index) });
+        throw new TurnPause({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index) });
       }
       results.push(await executeToolCall(call, site));
+    }
+    // A turn asked to pause stops here, at a safe point: every call of this step has run, the next request is not made.
+    if (request.turn?.pauseRequested?.() === true) {
+      throw new TurnPause({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [] });
     }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({

@@ -7,6 +7,8 @@ import type { ContentBlock, ToolResultBlock, ToolUseBlock } from "../model/conte
  * @internal
  */
 export interface PausedRun {
+  /** `approval`: `pending[0]` waits for a person; `pause`: the turn was asked to pause (nothing pending). */
+  readonly reason: "approval" | "pause";
   /** The llm node of the request that asked for the calls, when recorded. */
   readonly requestedBy: string | null;
   readonly assistant: readonly ContentBlock[];
@@ -22,7 +24,7 @@ export interface PausedRun {
  */
 export class TurnPause extends Error {
   constructor(readonly paused: PausedRun) {
-    super(`the turn paused: calling '${paused.pending[0]?.name}' needs approval`);
+    super(paused.reason === "approval" ? `the turn paused: calling '${paused.pending[0]?.name}' needs approval` : "the turn paused on request");
   }
 }
 
