@@ -39,3 +39,4 @@ export type {
   PostCompactionObservation,
   ToolLoopErrorOptions,
 } from "./loops";
+export * from "./reach";

@@ -1,0 +1,3 @@
+export type { ReachBudget, ReachPolicyOptions } from "./reach-budget";
+export { ReachPolicy } from "./reach-policy";
+export type { ReachLimits } from "./reach-policy";
