@@ -1,0 +1,157 @@
+import type { ReachBudget } from "./reach-budget";
+import type { ReachLimits, ReachPolicy } from "./reach-policy";
+import { detectZone, memoryUsageMb } from "./environment";
+import { MemoryReachExceededError, ReachExceededError, UntrustedZoneError } from "./reach-limit-errors";
+
+/**
+ * The live budget and usage of a running call (see `currentReach()`), as
+ * the CLI status line and `reach-status` events show it.
+ * @example
+ * ```ts
+ * const { depth, tokens, elapsedMs } = currentReach()!;
+ * console.log(`[REACH] Depth ${depth.used}/${depth.limit} | ${tokens.used} tokens | ${elapsedMs} ms`);
+ * ```
+ */
+export interface ReachStatus {
+  readonly depth: { readonly used: number; readonly limit: number };
+  readonly memoryMb: { readonly used: number; readonly limit: number };
+  readonly zone: string;
+  readonly tokens: { readonly used: number; readonly limit: number };
+  readonly costUsd: { readonly used: number; readonly limit: number };
+  readonly elapsedMs: number;
+  /** Milliseconds left before the deadline (Infinity without one). */
+  readonly remainingMs: number;
+}
+
+/**
+ * One run under a reach policy: the limits it started with (a reload may
+ * tighten them, never loosen them), what it has used, and the checks. Made
+ * by the outermost Agent entry (or a loop) of a run, or from a budget a
+ * caller sent (`withReachBudget`), and shared by everything nested in it.
+ * Depth is not counted here: the caller passes the depth of each entry,
+ * which the call scopes carry, so nothing can be left behind by a throw,
+ * an abort or Ctrl-C.
+ * @internal
+ */
+export class ReachRun {
+  readonly startedAt: number;
+  readonly baselineMb: number;
+  tokensUsed = 0;
+  costUsed = 0;
+  /** Limits fixed when the run started (a received budget clamps them). */
+  readonly #start: ReachLimits;
+  readonly #deadline: number;
+  readonly #depth: number;
+  readonly #tokens: number;
+  readonly #cost: number;
+  readonly #memoryMb: number | undefined;
+  readonly #zones: readonly string[];
+
+  constructor(
+    readonly policy: ReachPolicy,
+    budget?: ReachBudget,
+    now = Date.now(),
+  ) {
+    const limits = policy.limits;
+    this.#start = limits;
+    this.startedAt = now;
+    this.baselineMb = memoryUsageMb();
+    this.#depth = Math.min(limits.maxLogicDepth, budget?.depth ?? Infinity);
+    this.#tokens = Math.min(limits.maxTokens, budget?.tokens ?? Infinity);
+    this.#cost = Math.min(limits.maxCostUsd, budget?.costUsd ?? Infinity);
+    this.#deadline = Math.min(now + limits.timeoutMs, budget?.deadline ?? Infinity);
+    this.#memoryMb = budget?.memoryMb;
+    this.#zones = budget?.zones === undefined ? limits.allowedZones : limits.allowedZones.filter((zone) => budget.zones!.includes(zone));
+  }
+
+  /** The limits in force: the run's own, tightened by the policy's current ones. */
+  get depthLimit(): number {
+    return Math.min(this.#depth, this.policy.limits.maxLogicDepth);
+  }
+  get tokensLimit(): number {
+    return Math.min(this.#tokens, this.policy.limits.maxTokens);
+  }
+  get costLimit(): number {
+    return Math.min(this.#cost, this.policy.limits.maxCostUsd);
+  }
+  get deadline(): number {
+    return Math.min(this.#deadline, this.startedAt + this.policy.limits.timeoutMs);
+  }
+  get zones(): readonly string[] {
+    const now = this.policy.limits.allowedZones;
+    return this.#zones.filter((zone) => now.includes(zone));
+  }
+
+  /** Memory allowed at `depth`: `maxMemoryMb * (1 + memoryGrowth * depth)`, within a received budget. */
+  memoryLimitMb(depth: number): number {
+    const current = this.policy.limits;
+    const maxMb = Math.min(this.#start.maxMemoryMb, current.maxMemoryMb);
+    const growth = Math.min(this.#start.memoryGrowth, current.memoryGrowth);
+    return Math.min(maxMb * (1 + growth * depth), this.#memoryMb ?? Infinity);
+  }
+
+  /** Checks an Agent entry reaching logic depth `depth`: zone, depth, memory, deadline. Throws the {@link ReachError} that applies. */
+  enter(depth: number, now = Date.now()): void {
+    const zone = detectZone();
+    const zones = this.zones;
+    if (!zones.includes(zone)) throw new UntrustedZoneError(zone, zones);
+    const limit = this.depthLimit;
+    if (depth > limit) throw new ReachExceededError("depth", depth, limit);
+    const deadline = this.deadline;
+    if (now > deadline) throw new ReachExceededError("deadline", now - this.startedAt, deadline - this.startedAt);
+    const growthMb = memoryUsageMb() - this.baselineMb;
+    const memoryLimit = this.memoryLimitMb(depth);
+    if (growthMb > memoryLimit) throw new MemoryReachExceededError(growthMb, memoryLimit);
+  }
+
+  /**
+   * Checks a model request before it is sent: what the run used plus this
+   * request's estimated input must stay within the token and cost budgets,
+   * and the deadline must not have passed.
+   */
+  beforeRequest(estimatedTokens: number, estimatedCostUsd: number, now = Date.now()): void {
+    const deadline = this.deadline;
+    if (now > deadline) throw new ReachExceededError("deadline", now - this.startedAt, deadline - this.startedAt);
+    const tokens = this.tokensUsed + estimatedTokens;
+    if (tokens > this.tokensLimit) throw new ReachExceededError("tokens", tokens, this.tokensLimit, "this request's input included, estimated");
+    const cost = this.costUsed + estimatedCostUsd;
+    if (cost > this.costLimit) throw new ReachExceededError("cost", cost, this.costLimit, "this request's input included, estimated");
+  }
+
+  /** Adds one answered request's usage. */
+  addUsage(tokens: number, costUsd: number): void {
+    this.tokensUsed += tokens;
+    this.costUsed += costUsd;
+  }
+
+  /** The live figures at `depth`. */
+  status(depth: number, now = Date.now()): ReachStatus {
+    return {
+      depth: { used: depth, limit: this.depthLimit },
+      memoryMb: { used: Math.max(0, memoryUsageMb() - this.baselineMb), limit: this.memoryLimitMb(depth) },
+      zone: detectZone(),
+      tokens: { used: this.tokensUsed, limit: this.tokensLimit },
+      costUsd: { used: this.costUsed, limit: this.costLimit },
+      elapsedMs: now - this.startedAt,
+      remainingMs: this.deadline - now,
+    };
+  }
+
+  /**
+   * What a call made now may pass on to another process: the budget left
+   * at `depth` (the callee's own Agent entry will use one level).
+   */
+  remaining(depth: number, now = Date.now()): ReachBudget {
+    const left = (limit: number, used: number): number | undefined => (limit === Infinity ? undefined : Math.max(0, limit - used));
+    const memoryLimit = this.memoryLimitMb(depth);
+    const budget: { -readonly [K in keyof ReachBudget]: ReachBudget[K] } = { depth: Math.max(0, this.depthLimit - depth), zones: this.zones };
+    const tokens = left(this.tokensLimit, this.tokensUsed);
+    if (tokens !== undefined) budget.tokens = tokens;
+    const cost = left(this.costLimit, this.costUsed);
+    if (cost !== undefined) budget.costUsd = cost;
+    if (this.deadline !== Infinity) budget.deadline = this.deadline;
+    if (memoryLimit !== Infinity) budget.memoryMb = Math.max(0, memoryLimit - Math.max(0, memoryUsageMb() - this.baselineMb));
+    void now;
+    return budget;
+  }
+}
