@@ -1,0 +1,393 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { ReachBudget } from "./reach-budget";
+import { PolicyHeaderError } from "./reach-errors";
+
+/**
+ * The HTTP header that carries a {@link ReachBudget} from a caller to a
+ * callee in another process (HTTP header names are case-insensitive; Node
+ * gives them lower-cased: `request.headers["x-agent-policy"]`).
+ */
+export const POLICY_HEADER_NAME = "X-Agent-Policy";
+
+/**
+ * The longest header value {@link decodePolicyHeader} accepts, in characters;
+ * {@link encodePolicyHeader} never produces a longer one.
+ * @default 4096
+ */
+export const MAX_POLICY_HEADER_LENGTH = 4096;
+
+/** Options of {@link encodePolicyHeader}. */
+export interface EncodePolicyHeaderOptions {
+  /**
+   * The secret to sign the header with (HMAC-SHA256). Wins over
+   * `REIN_POLICY_SECRET`; `undefined` (or leaving it out) means "use
+   * `REIN_POLICY_SECRET` if set". An empty string is a `TypeError`.
+   * @default process.env.REIN_POLICY_SECRET
+   */
+  secret?: string;
+}
+
+/** Options of {@link decodePolicyHeader}. */
+export interface DecodePolicyHeaderOptions {
+  /**
+   * The secret the header must be signed with. Wins over
+   * `REIN_POLICY_SECRET`; `undefined` (or leaving it out) means "use
+   * `REIN_POLICY_SECRET` if set". An empty string is a `TypeError`.
+   * @default process.env.REIN_POLICY_SECRET
+   */
+  secret?: string;
+  /**
+   * Refuse an unsigned header (`PolicyHeaderError`, reason `"unsigned"`).
+   * `true` needs a secret (a `TypeError` otherwise: nothing could be
+   * verified). `false` with a secret accepts unsigned headers but still
+   * verifies signed ones — only for rolling a secret out to callers one by
+   * one: anyone can then send an unsigned header with any budget (the local
+   * policy still clamps it).
+   * @default true when a secret is set, false otherwise
+   */
+  requireSignature?: boolean;
+}
+
+/** The policy secret an option or the environment gives, `undefined` for none. */
+function resolveSecret(options: { secret?: unknown }, owner: string): string | undefined {
+  const { secret } = options;
+  if (secret !== undefined) {
+    if (typeof secret !== "string" || secret === "") {
+      throw new TypeError(`${owner}: option 'secret' must be a non-empty string (or left out to use REIN_POLICY_SECRET), got ${describe(secret)}`);
+    }
+    return secret;
+  }
+  // A blank variable is an unset one (`REIN_POLICY_SECRET= node server.js`).
+  const fromEnvironment = process.env.REIN_POLICY_SECRET;
+  return fromEnvironment === undefined || fromEnvironment === "" ? undefined : fromEnvironment;
+}
+
+function checkOptions(options: unknown, known: readonly string[], owner: string): asserts options is Record<string, unknown> {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`${owner}: options must be an object such as { secret }, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new TypeError(`${owner}: unknown option '${key}' (known: ${known.join(", ")})`);
+  }
+}
+
+/** A numeric field of a budget and its one-letter key in the header. */
+interface NumberField {
+  readonly key: "d" | "m" | "t" | "c" | "e";
+  readonly name: "depth" | "memoryMb" | "tokens" | "costUsd" | "deadline";
+  readonly integer: boolean;
+  readonly max: number;
+  readonly meaning: string;
+}
+
+const NUMBER_FIELDS: readonly NumberField[] = [
+  { key: "d", name: "depth", integer: true, max: Number.MAX_SAFE_INTEGER, meaning: "agent entries left" },
+  { key: "m", name: "memoryMb", integer: false, max: Number.MAX_SAFE_INTEGER, meaning: "memory growth left, in MB" },
+  { key: "t", name: "tokens", integer: true, max: Number.MAX_SAFE_INTEGER, meaning: "model tokens left" },
+  { key: "c", name: "costUsd", integer: false, max: Number.MAX_SAFE_INTEGER, meaning: "US dollars left" },
+  // The latest instant a Date can hold.
+  { key: "e", name: "deadline", integer: false, max: 8.64e15, meaning: "epoch milliseconds" },
+];
+
+/** Header keys in the order they are written. */
+const HEADER_KEYS: readonly string[] = ["d", "m", "z", "t", "c", "e"];
+const BUDGET_KEYS: readonly string[] = ["depth", "memoryMb", "zones", "tokens", "costUsd", "deadline"];
+
+/** What `value` should be, when it is not a finite value of `field`; `undefined` when it is. */
+function finiteProblem(value: unknown, field: NumberField): string | undefined {
+  const ok = typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= field.max && (!field.integer || Number.isInteger(value));
+  return ok ? undefined : `a non-negative ${field.integer ? "integer" : "number"} ≤ ${field.max} (${field.meaning})`;
+}
+
+function zonesProblem(value: unknown): string | undefined {
+  const ok = Array.isArray(value) && value.every((zone) => typeof zone === "string" && zone !== "");
+  return ok ? undefined : "an array of non-empty zone names";
+}
+
+/** A mutable budget being built; frozen before it is returned. */
+type BudgetDraft = { -readonly [K in keyof ReachBudget]: ReachBudget[K] };
+
+/**
+ * `budget` checked (a `TypeError` naming the field) and normalized: a frozen
+ * copy without the fields that set no limit (absent or `Infinity`, except
+ * `depth`, which stays), `-0` as `0`, `zones` a frozen copy.
+ */
+function normalizeBudget(budget: unknown, owner: string): ReachBudget {
+  if (typeof budget !== "object" || budget === null || Array.isArray(budget)) {
+    throw new TypeError(`${owner}: the budget must be an object such as { depth: 3, tokens: 20000 }, got ${describe(budget)}`);
+  }
+  const record = budget as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!BUDGET_KEYS.includes(key)) throw new TypeError(`${owner}: unknown budget field '${key}' (known: ${BUDGET_KEYS.join(", ")})`);
+  }
+  const draft: BudgetDraft = { depth: 0 };
+  for (const field of NUMBER_FIELDS) {
+    const value = record[field.name];
+    if (value === undefined && field.name !== "depth") continue;
+    if (value === Infinity) {
+      if (field.name === "depth") draft.depth = Infinity;
+      continue;
+    }
+    const problem = finiteProblem(value, field);
+    if (problem !== undefined) {
+      throw new TypeError(`${owner}: budget field '${field.name}' must be ${problem}, or Infinity for no limit, got ${describe(value)}`);
+    }
+    draft[field.name] = (value as number) + 0; // -0 → 0
+  }
+  if (record.zones !== undefined) {
+    const problem = zonesProblem(record.zones);
+    if (problem !== undefined) throw new TypeError(`${owner}: budget field 'zones' must be ${problem}, got ${describe(record.zones)}`);
+    draft.zones = Object.freeze([...(record.zones as string[])]);
+  }
+  return ordered(draft);
+}
+
+/** A frozen budget with its fields in the documented order. */
+function ordered(draft: BudgetDraft): ReachBudget {
+  const result: BudgetDraft = { depth: draft.depth };
+  for (const name of BUDGET_KEYS) {
+    const value = draft[name as keyof BudgetDraft];
+    if (value !== undefined) (result as Record<string, unknown>)[name] = value;
+  }
+  return Object.freeze(result);
+}
+
+/**
+ * Encodes the budget a caller passes on as the value of the
+ * {@link POLICY_HEADER_NAME} header: base64url of the JSON
+ * `{ d, m, z, t, c, e }` (depth left, memory MB left, zones, tokens left,
+ * cost left in USD, deadline in epoch ms; a field without a limit — absent or
+ * `Infinity` — is left out) and, when a secret is set (`options.secret`, else
+ * `REIN_POLICY_SECRET`), `.` + base64url(HMAC-SHA256(secret, the payload part)).
+ *
+ * @throws TypeError naming the field or option when the budget or an option is not what it should be, or when the header would be longer than {@link MAX_POLICY_HEADER_LENGTH}.
+ * @example
+ * ```ts
+ * const value = encodePolicyHeader({ depth: 2, tokens: 15_000, deadline: Date.now() + 20_000 });
+ * await fetch(url, { headers: { [POLICY_HEADER_NAME]: value } });
+ * ```
+ */
+export function encodePolicyHeader(budget: ReachBudget, options: EncodePolicyHeaderOptions = {}): string {
+  checkOptions(options, ["secret"], "encodePolicyHeader");
+  const secret = resolveSecret(options, "encodePolicyHeader");
+  const normalized = normalizeBudget(budget, "encodePolicyHeader");
+  const wire: Record<string, unknown> = {};
+  for (const key of HEADER_KEYS) {
+    const value = key === "z" ? normalized.zones : normalized[NUMBER_FIELDS.find((field) => field.key === key)!.name];
+    if (value !== undefined && value !== Infinity) wire[key] = value;
+  }
+  const payload = Buffer.from(JSON.stringify(wire), "utf8").toString("base64url");
+  const header = secret === undefined ? payload : `${payload}.${sign(secret, payload)}`;
+  if (header.length > MAX_POLICY_HEADER_LENGTH) {
+    throw new TypeError(
+      `encodePolicyHeader: the header would be ${header.length} characters, more than the ${MAX_POLICY_HEADER_LENGTH} a callee accepts (${normalized.zones?.length ?? 0} zones): pass fewer or shorter zone names`,
+    );
+  }
+  return header;
+}
+
+function sign(secret: string, payload: string): string {
+  return createHmac("sha256", secret).update(payload, "utf8").digest("base64url");
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes a received {@link POLICY_HEADER_NAME} header into the budget the
+ * caller had left. With a secret (`options.secret`, else
+ * `REIN_POLICY_SECRET`) the header must carry a valid signature, compared in
+ * constant time, checked before the payload is read. Without a secret a
+ * signature is not checked (only its form), so a callee can accept callers
+ * that already sign before it gets the secret itself.
+ *
+ * A field the header leaves out sets no limit (`depth: Infinity` when `d` is
+ * absent); clamp the result to the local policy with {@link clampBudget}.
+ *
+ * @throws PolicyHeaderError for any value that is not a header {@link encodePolicyHeader} produced with this secret: `reason` `"missing"` (undefined, null, ""), `"malformed"` (not a string, longer than {@link MAX_POLICY_HEADER_LENGTH}, more than one `.`, not canonical unpadded base64url, not UTF-8 JSON of an object, an unknown field, a field of the wrong type, negative, fractional where an integer is due, or too large), `"bad-signature"` or `"unsigned"`. Never any other error for any `value`.
+ * @throws TypeError when an option is not what it should be, or `requireSignature: true` is given without a secret.
+ * @example
+ * ```ts
+ * const budget = clampBudget(decodePolicyHeader(request.headers["x-agent-policy"]), reach.limits);
+ * ```
+ */
+export function decodePolicyHeader(value: unknown, options: DecodePolicyHeaderOptions = {}): ReachBudget {
+  checkOptions(options, ["secret", "requireSignature"], "decodePolicyHeader");
+  const secret = resolveSecret(options, "decodePolicyHeader");
+  const { requireSignature = secret !== undefined } = options;
+  if (typeof requireSignature !== "boolean") {
+    throw new TypeError(`decodePolicyHeader: option 'requireSignature' must be a boolean, got ${describe(requireSignature)}`);
+  }
+  if (requireSignature && secret === undefined) {
+    throw new TypeError("decodePolicyHeader: requireSignature needs a secret to verify with: set REIN_POLICY_SECRET or pass { secret }");
+  }
+  try {
+    return decode(value, secret, requireSignature);
+  } catch (error) {
+    if (PolicyHeaderError.isInstance(error)) throw error;
+    // Unreachable by design; kept so no input can ever surface another error type.
+    throw new PolicyHeaderError("malformed", "the value could not be read", { cause: error });
+  }
+}
+
+function decode(value: unknown, secret: string | undefined, requireSignature: boolean): ReachBudget {
+  if (value === undefined || value === null || value === "") throw new PolicyHeaderError("missing");
+  if (typeof value !== "string") {
+    throw malformed(Array.isArray(value) ? "several values were sent (an array)" : `expected a string, got ${describe(value)}`);
+  }
+  if (value.length > MAX_POLICY_HEADER_LENGTH) throw malformed(`${value.length} characters, more than the ${MAX_POLICY_HEADER_LENGTH} allowed`);
+  const parts = value.split(".");
+  if (parts.length > 2) throw malformed(`${parts.length - 1} '.' separators, at most one is allowed (payload.signature)`);
+  const [payload, signature] = parts as [string, string | undefined];
+  if (!BASE64URL.test(payload)) throw malformed("the payload is not base64url (A-Z a-z 0-9 - _, no padding)");
+  if (signature !== undefined && !BASE64URL.test(signature)) throw malformed("the signature is not base64url (A-Z a-z 0-9 - _, no padding)");
+  if (secret !== undefined) {
+    if (signature !== undefined) verify(secret, payload, signature);
+    else if (requireSignature) throw new PolicyHeaderError("unsigned");
+  }
+  return parsePayload(payload);
+}
+
+function verify(secret: string, payload: string, signature: string): void {
+  const expected = createHmac("sha256", secret).update(payload, "utf8").digest();
+  const received = Buffer.from(signature, "base64url");
+  // Lengths and the canonical form say nothing about the secret, so they may be checked first.
+  if (received.length !== expected.length || received.toString("base64url") !== signature || !timingSafeEqual(received, expected)) {
+    throw new PolicyHeaderError("bad-signature");
+  }
+}
+
+function parsePayload(payload: string): ReachBudget {
+  const bytes = Buffer.from(payload, "base64url");
+  if (bytes.toString("base64url") !== payload) throw malformed("the payload is not canonical base64url");
+  let json: unknown;
+  try {
+    json = JSON.parse(UTF8.decode(bytes));
+  } catch {
+    throw malformed("the payload is not UTF-8 JSON");
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) throw malformed(`the payload is ${describe(json)}, not a JSON object`);
+  const record = json as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!HEADER_KEYS.includes(key)) throw malformed(`unknown field ${JSON.stringify(key.slice(0, 20))} (known: ${HEADER_KEYS.join(", ")})`);
+  }
+  const draft: BudgetDraft = { depth: Infinity };
+  for (const field of NUMBER_FIELDS) {
+    const value = record[field.key];
+    if (value === undefined) continue;
+    const problem = finiteProblem(value, field);
+    if (problem !== undefined) throw malformed(`field '${field.key}' must be ${problem}, got ${describe(value)}`);
+    draft[field.name] = (value as number) + 0;
+  }
+  if (record.z !== undefined) {
+    const problem = zonesProblem(record.z);
+    if (problem !== undefined) throw malformed(`field 'z' must be ${problem}`);
+    draft.zones = Object.freeze([...(record.z as string[])]);
+  }
+  return ordered(draft);
+}
+
+function malformed(detail: string): PolicyHeaderError {
+  return new PolicyHeaderError("malformed", detail);
+}
+
+/** A short description of a value for a message: numbers as they are, anything else by type (never its content). */
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a value of type ${typeof value}`;
+}
+
+/**
+ * The budget a caller passes on to a callee in another process: its
+ * remaining budget as it is, checked and normalized (a frozen copy; fields
+ * without a limit — absent or `Infinity` — left out, `depth` kept).
+ *
+ * `depth` is not decremented: it already reflects the caller's own Agent
+ * entry, and the callee's Agent entry will use one level, so a callee that
+ * receives `depth: 0` refuses to enter an agent (`ReachExceededError`).
+ *
+ * @throws TypeError naming the field when the budget is not what it should be.
+ * @example
+ * ```ts
+ * const header = encodePolicyHeader(childBudget(run.remaining(depth)));
+ * ```
+ */
+export function childBudget(remaining: ReachBudget): ReachBudget {
+  return normalizeBudget(remaining, "childBudget");
+}
+
+/**
+ * The local limits a received budget is clamped to: the `maxLogicDepth`,
+ * `maxMemoryMb`, `allowedZones`, `maxTokens`, `maxCostUsd` and `timeoutMs` of
+ * a policy (a `ReachLimits` or `ReachPolicyOptions` fits; other keys are
+ * ignored). A limit left out, or `Infinity`, sets no limit.
+ */
+export interface LocalReachLimits {
+  readonly maxLogicDepth: number;
+  readonly maxMemoryMb?: number;
+  readonly allowedZones?: readonly string[];
+  readonly maxTokens?: number;
+  readonly maxCostUsd?: number;
+  readonly timeoutMs?: number;
+}
+
+const LOCAL_NUMBERS = ["maxLogicDepth", "maxMemoryMb", "maxTokens", "maxCostUsd", "timeoutMs"] as const;
+
+/**
+ * A budget received from a caller, clamped to this process's own limits: it
+ * never allows more than either side — the smaller depth, memory, tokens and
+ * cost, the zones both allow (in the received order), the earlier of the
+ * received deadline and `now + local.timeoutMs`. A field neither side limits
+ * is left out (`depth` is then `Infinity`); a local limit larger than a
+ * header can carry (above `Number.MAX_SAFE_INTEGER`, or a deadline after
+ * the year 275760) counts as no limit.
+ *
+ * @param now epoch ms the local timeout counts from. @default Date.now()
+ * @throws TypeError naming the field or limit when `received` or `local` is not what it should be.
+ * @example
+ * ```ts
+ * const budget = clampBudget(decodePolicyHeader(header), reach.limits);
+ * ```
+ */
+export function clampBudget(received: ReachBudget, local: LocalReachLimits, now: number = Date.now()): ReachBudget {
+  const budget = normalizeBudget(received, "clampBudget");
+  if (typeof local !== "object" || local === null || Array.isArray(local)) {
+    throw new TypeError(`clampBudget: the local limits must be an object such as { maxLogicDepth: 5 }, got ${describe(local)}`);
+  }
+  for (const name of LOCAL_NUMBERS) {
+    const value = local[name];
+    if (value === undefined && name !== "maxLogicDepth") continue;
+    if (!(typeof value === "number" && value >= 0 && (value === Infinity || (name !== "maxLogicDepth" && name !== "maxTokens") || Number.isInteger(value)))) {
+      throw new TypeError(`clampBudget: local limit '${name}' must be a non-negative ${name === "maxLogicDepth" || name === "maxTokens" ? "integer" : "number"} or Infinity, got ${describe(value)}`);
+    }
+  }
+  if (local.allowedZones !== undefined && zonesProblem(local.allowedZones) !== undefined) {
+    throw new TypeError(`clampBudget: local limit 'allowedZones' must be ${zonesProblem(local.allowedZones)!}, got ${describe(local.allowedZones)}`);
+  }
+  if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`clampBudget: 'now' must be a finite number of epoch ms, got ${describe(now)}`);
+
+  // A local limit beyond what a header can carry is no limit: no caller could have sent more.
+  const least = (received: number | undefined, limit: number | undefined, name: NumberField["name"]): number => {
+    const max = NUMBER_FIELDS.find((field) => field.name === name)!.max;
+    return Math.min(received ?? Infinity, limit === undefined || limit > max ? Infinity : limit);
+  };
+  const draft: BudgetDraft = {
+    depth: least(budget.depth, local.maxLogicDepth, "depth"),
+    memoryMb: least(budget.memoryMb, local.maxMemoryMb, "memoryMb"),
+    tokens: least(budget.tokens, local.maxTokens, "tokens"),
+    costUsd: least(budget.costUsd, local.maxCostUsd, "costUsd"),
+    deadline: least(budget.deadline, now + (local.timeoutMs ?? Infinity), "deadline"),
+  };
+  for (const name of ["memoryMb", "tokens", "costUsd", "deadline"] as const) {
+    if (draft[name] === Infinity) delete draft[name];
+  }
+  if (budget.zones !== undefined && local.allowedZones !== undefined) {
+    const allowed = new Set(local.allowedZones);
+    draft.zones = Object.freeze([...new Set(budget.zones)].filter((zone) => allowed.has(zone)));
+  } else if (budget.zones !== undefined || local.allowedZones !== undefined) {
+    draft.zones = Object.freeze([...(budget.zones ?? local.allowedZones!)]);
+  }
+  return ordered(draft);
+}
