@@ -46,6 +46,7 @@ export class ReachConfigError extends UsageError {
   /** 1-based column, when known. */
   readonly column: number | undefined;
 
+  /** `problem` follows `reach config <file>[:line:column]: ` in the message; it should name the key and the value. */
   constructor(file: string, problem: string, options: ReachConfigErrorOptions = {}) {
     const where = options.line === undefined ? file : `${file}:${options.line}:${options.column ?? 1}`;
     super(`reach config ${where}: ${problem}`, options);
@@ -57,7 +58,13 @@ export class ReachConfigError extends UsageError {
   }
 }
 
-/** Options of {@link loadReachConfig}. */
+/**
+ * Options of {@link loadReachConfig}.
+ * @example
+ * ```ts
+ * loadReachConfig("config/reach.yaml", { environment: "prod", onError: (error) => log.warn(error.message), reloadSignal: "SIGHUP" });
+ * ```
+ */
 export interface ReachConfigOptions {
   /** The environment whose section overrides `defaults`. @default process.env.REIN_ENV (unset or empty: defaults only) */
   environment?: string;
@@ -79,9 +86,12 @@ export interface ReachConfigOptions {
  * A {@link ReachPolicy} read from a reach config file and kept in step with
  * it: the file is read synchronously when constructed, then reloaded when it
  * changes and on the reload signal. Each reload validates the whole file
- * first and swaps the frozen `limits` snapshot in one assignment, so a run
- * that took `policy.limits` when it started keeps exactly those; a reload
- * that fails keeps the previous limits and reports through `onError`.
+ * first and swaps the frozen `limits` snapshot in one assignment: a reader
+ * sees the old limits or the new ones, never a mix, and a run that took
+ * `policy.limits` when it started (`ReachRun`) is never loosened beyond
+ * them. A reload that fails keeps the previous limits and reports through
+ * `onError`. Calling `update()` yourself works until the next reload
+ * replaces it with the file's limits.
  * @example
  * ```ts
  * const reach = new ReachConfigPolicy("config/reach.yaml", { onError: (e) => log.warn(e.message) });
@@ -178,7 +188,8 @@ export class ReachConfigPolicy extends ReachPolicy {
     if (this.#closed || this.#options.watch === false) return;
     try {
       this.#fileWatcher = watch(this.path, { persistent: false }, () => this.#schedule(false));
-      this.#fileWatcher.on("error", () => this.#watchFile());
+      // The directory watcher stays; the next reload re-arms this one.
+      this.#fileWatcher.on("error", () => this.#fileWatcher?.close());
     } catch {
       // The file is gone for now (mid-replace); the directory watcher sees it come back.
     }
