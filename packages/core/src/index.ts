@@ -19,6 +19,8 @@ export type { RuntimeOptions, ExecRequest } from "./runtime/runtime";
 export type { ExecResult } from "./runtime/model-tool-loop";
 export type { RunEvent, RunEventBody, RunEventSource, RunEventListener, RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
 export { RunStream, RUN_STREAM_BUFFER } from "./runtime/run-stream";
+export { currentReach, childBudget, withReachBudget, reachFetch } from "./runtime/reach";
+export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";
 export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";

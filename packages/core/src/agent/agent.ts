@@ -1,4 +1,4 @@
-import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
+import { ReachPolicy, type ChainLimits, type LoopDetectionOptions, type ReachError, type ReachPolicyOptions } from "@rein/guard";
 import { Context } from "../context/context";
 import { DecisionError, SessionMismatchError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
@@ -57,6 +57,17 @@ export interface AgentOptions {
   /** Tool-loop detection overrides for this agent, overlaid field by field on the runtime's. */
   loopDetection?: LoopDetectionOptions;
   /**
+   * The reach policy of the agent's calls (a `ReachPolicy` or its options):
+   * logic depth, memory, trust zone, tokens, cost and deadline.
+   * @default the runtime's `reach`, else none
+   */
+  reach?: ReachPolicy | ReachPolicyOptions;
+  /**
+   * Called instead of throwing when reach refuses a call of the agent (an
+   * Agent entry): its value is the call's result, recorded as degraded.
+   */
+  fallback?: (task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown;
+  /**
    * Every `ask` of the agent answers in this format (see
    * {@link AskOptions.responseFormat}; a per-call one wins). Declare the
    * value's type as the class's type parameter: `class Extractor extends
@@ -99,7 +110,7 @@ export type InferOutput<S> = S extends { readonly "~standard": { readonly types?
  */
 export type AgentClassDefaults = Pick<
   AgentOptions,
-  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat"
+  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback"
 >;
 
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
@@ -178,6 +189,16 @@ export class Agent<Output = string> implements ScopeOwner {
   get context(): Context {
     return (this.#ownContext ??= new Context());
   }
+
+  /** @internal see {@link ScopeOwner}: the reach policy and fallback of this agent's entries. */
+  get agentEntry(): ScopeOwner["agentEntry"] {
+    if (this.#agentEntry !== undefined) return this.#agentEntry;
+    const reach = this.#setting<ReachPolicy | ReachPolicyOptions>("reach");
+    const policy = reach === undefined ? this.runtime.reach : reach instanceof ReachPolicy ? reach : new ReachPolicy(reach);
+    return (this.#agentEntry = { reachPolicy: policy, fallback: this.#setting<NonNullable<AgentOptions["fallback"]>>("fallback") });
+  }
+
+  #agentEntry: ScopeOwner["agentEntry"];
 
   /** @internal see {@link ScopeOwner} */
   eventsFor(parent: RunEvents | undefined): RunEvents | undefined {

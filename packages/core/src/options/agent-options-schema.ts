@@ -39,6 +39,8 @@ const agentShape: Shape<AgentOptions> = {
   approveToolCall: func("a function (call) => boolean | Promise<boolean>"),
   loopDetection,
   responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
+  reach: rule("a ReachPolicy or its options", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
+  fallback: func("a function (task, error) => value"),
 };
 
 /** {@link AgentOptions}: the `Agent` constructor and `fromSpec` overrides. */

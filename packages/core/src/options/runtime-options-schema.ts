@@ -25,6 +25,7 @@ export const runtimeOptionsSchema = optionsSchema<RuntimeOptions>("Runtime", {
     ),
     "a pricing table { [model]: { inputPerMTok, outputPerMTok, cachedInputPerMTok? } }",
   ),
+  reach: rule("a ReachPolicy or its options", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
 });
 
 /** {@link ExecRequest}: what `runtime.exec` takes. */

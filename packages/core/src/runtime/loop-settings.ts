@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { ReachPolicy } from "@rein/guard";
 import type { ModelProvider } from "../model/model-provider";
 import type { ResolvedLoopDetection } from "./loop-guard";
 import type { RunEventListener } from "./runtime-events";
@@ -27,4 +28,6 @@ export interface LoopSettings {
   readonly onEvent: RunEventListener | undefined;
   /** Prices per model, for the run's `usage.costUsd`. */
   readonly pricing: Pricing | undefined;
+  /** The runtime's reach policy: a run with none from its caller starts one. */
+  readonly reach: ReachPolicy | undefined;
 }

@@ -1,6 +1,6 @@
 import { types } from "node:util";
 import * as guard from "@rein/guard";
-import { currentChain, deniedTools, depthOf, situationalPrefix } from "@rein/guard";
+import { currentChain, deniedTools, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
 import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
@@ -19,7 +19,7 @@ import { historyMessages } from "./history-messages";
 import { LoopGuard } from "./loop-guard";
 import type { LoopSettings } from "./loop-settings";
 import { RunEvents } from "./run-events";
-import type { Pricing, RunResult, RunTotals } from "./run-result";
+import { costOf, priceOf, type Pricing, type RunResult, type RunTotals } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
 import { TurnPause } from "./turn-pause";
@@ -96,6 +96,10 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     signal,
     region,
     steps,
+    // A run under no caller's reach starts its own when the runtime has a policy.
+    reach: scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach)),
+    agentDepth: scope?.agentDepth ?? 0,
+    agent: scope?.agent,
   };
   const start = execution.totals.snapshot();
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
@@ -269,6 +273,13 @@ async function loop(
       messages[messages.length - 1] = { role: last.role, content: [...last.content, ...blocks] };
       recordedInput = [...recordedInput, ...blocks];
     }
+    // Reach: the request that would cross the token, cost or time budget is never sent.
+    const reach = owner.reach;
+    if (reach !== undefined) {
+      const estimated = estimateTokens(system, messages, specs);
+      const price = priceOf(reach.policy.limits.pricing ?? settings.pricing ?? execution.pricing, model);
+      reach.beforeRequest(estimated, price === undefined ? 0 : (estimated * price.inputPerMTok) / 1e6);
+    }
     const step = execution.step(steps);
     if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
@@ -292,6 +303,12 @@ async function loop(
     usage = addUsage(usage, response.usage);
     const pricing = settings.pricing ?? execution.pricing;
     execution.totals.addResponse(pricedModel(pricing, model, response.model), response.usage, pricing);
+    if (owner.reach !== undefined) {
+      const reachPricing = owner.reach.policy.limits.pricing ?? pricing;
+      const price = priceOf(reachPricing, pricedModel(reachPricing, model, response.model));
+      owner.reach.addUsage(response.usage.inputTokens + response.usage.outputTokens, price === undefined ? 0 : costOf(price, response.usage));
+      if (events.listening) events.emit({ type: "reach-status", ...owner.reach.status(owner.agentDepth ?? 0) });
+    }
     messages.push({ role: "assistant", content: response.content });
 
     const calls = response.content.filter((block) => block.type === "tool_use");

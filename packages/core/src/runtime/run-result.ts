@@ -104,13 +104,7 @@ export class RunTotals {
       this.unpricedRequests++;
       return;
     }
-    const fresh = Math.max(0, input - cached - created);
-    this.costUsd +=
-      (fresh * price.inputPerMTok +
-        cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
-        created * (price.cacheCreationPerMTok ?? price.inputPerMTok) +
-        output * price.outputPerMTok) /
-      1e6;
+    this.costUsd += costOf(price, usage);
   }
 
   /** A copy, to diff against later. */
@@ -129,6 +123,30 @@ export class RunTotals {
     if (!priced) return usage;
     return { ...usage, costUsd: this.costUsd - start.costUsd, unpricedRequests: this.unpricedRequests - start.unpricedRequests };
   }
+}
+
+/**
+ * What one request cost at `price`, in US dollars: fresh input (input minus
+ * cached minus cache creation), cached input, cache creation and output.
+ * @internal
+ */
+export function costOf(price: ModelPrice, usage: Usage): number {
+  const input = finite(usage.inputTokens);
+  const cached = finite(usage.cachedInputTokens);
+  const created = finite(usage.cacheCreationInputTokens);
+  const fresh = Math.max(0, input - cached - created);
+  return (
+    (fresh * price.inputPerMTok +
+      cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
+      created * (price.cacheCreationPerMTok ?? price.inputPerMTok) +
+      finite(usage.outputTokens) * price.outputPerMTok) /
+    1e6
+  );
+}
+
+/** The price of `model` in `pricing`, if listed. @internal */
+export function priceOf(pricing: Pricing | undefined, model: string): ModelPrice | undefined {
+  return pricing !== undefined && Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined;
 }
 
 /** A token count a provider reported, or 0 for anything that is not a finite non-negative number. */

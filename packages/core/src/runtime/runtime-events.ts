@@ -1,4 +1,4 @@
-import type { GuardError, LoopDetectorKind } from "@rein/guard";
+import type { GuardError, LoopDetectorKind, ReachStatus } from "@rein/guard";
 import type { StopReason, Usage } from "../model/model-provider";
 import type { SessionNodeRole, SessionNodeStatus } from "../session/session-node";
 import type { RunResult } from "./run-result";
@@ -62,6 +62,7 @@ export type RunEventBody =
       readonly status?: SessionNodeStatus;
     }
   | { readonly type: "context-compacted"; readonly removedMessages: number; readonly summaryNodeId?: string }
+  | ({ readonly type: "reach-status" } & ReachStatus)
   | { readonly type: "run-finish"; readonly result: RunResult };
 
 /**

@@ -1,6 +1,6 @@
 import pino, { type Logger } from "pino";
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
-import { MAX_AGENTIC_RECURSION_DEPTH } from "@rein/guard";
+import { MAX_AGENTIC_RECURSION_DEPTH, ReachPolicy, type ReachPolicyOptions } from "@rein/guard";
 import { MissingProviderError } from "../errors/core-errors";
 import { checkExecRequest, checkRuntimeOptions } from "../options/runtime-options-schema";
 import type { ModelProvider } from "../model/model-provider";
@@ -45,6 +45,12 @@ export interface RuntimeOptions {
   maxContextTokens?: number;
   /** Prices per model (US dollars per million tokens), for `RunResult.usage.costUsd`. @default no cost figures */
   pricing?: Pricing;
+  /**
+   * The reach policy of runs on this runtime (a `ReachPolicy`, e.g. from
+   * `loadReachConfig()`, or its options): logic depth, memory, trust zone,
+   * tokens, cost and deadline. @default none
+   */
+  reach?: ReachPolicy | ReachPolicyOptions;
 }
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
@@ -77,6 +83,8 @@ export class Runtime {
   readonly onEvent: RunEventListener | undefined;
   /** See {@link RuntimeOptions.pricing}. */
   readonly pricing: Pricing | undefined;
+  /** See {@link RuntimeOptions.reach}. */
+  readonly reach: ReachPolicy | undefined;
   readonly loopDetection: LoopDetectionOptions | undefined;
   readonly maxContextTokens: number | undefined;
   /** Guard limits applied to every scoped call of agents using this runtime; undefined = defaults. */
@@ -103,6 +111,7 @@ export class Runtime {
     this.loopDetection = options.loopDetection;
     this.maxContextTokens = options.maxContextTokens;
     this.pricing = options.pricing;
+    this.reach = options.reach === undefined || options.reach instanceof ReachPolicy ? options.reach : new ReachPolicy(options.reach);
   }
 
   /** The provider, created from the default factory on first use. */
@@ -162,6 +171,7 @@ export class Runtime {
       logger: this.logger,
       onEvent: this.onEvent,
       pricing: this.pricing,
+      reach: this.reach,
     };
   }
 }

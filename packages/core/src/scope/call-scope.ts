@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { currentFrameData } from "@rein/guard";
+import type { ReachRun } from "@rein/guard";
 import type { Context } from "../context/context";
 import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
@@ -62,6 +63,12 @@ export interface CallScope {
   readonly region: CancellationRegion | undefined;
   /** The model-request budget of the innermost running loop. */
   readonly steps?: StepBudget;
+  /** The reach run this scope belongs to (limits, usage, checks), when a reach policy applies. */
+  readonly reach?: ReachRun;
+  /** Logic depth: Agent entries on the chain down to this scope (helpers and plain functions never count). */
+  readonly agentDepth?: number;
+  /** The agent whose method this scope (or the nearest enclosing one) runs. */
+  readonly agent?: object;
 }
 
 const frameData = currentFrameData;

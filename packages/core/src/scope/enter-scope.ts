@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import type { ChainLimits, Frame } from "@rein/guard";
+import { ReachRun, type ChainLimits, type Frame, type ReachError, type ReachPolicy } from "@rein/guard";
 import { Context } from "../context/context";
 import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
@@ -26,6 +26,16 @@ export interface ScopeOwner {
    * report too, and a nested agent's runtime hears its own calls).
    */
   eventsFor?(parent: RunEvents | undefined): RunEvents | undefined;
+  /**
+   * Set on Agents: entering one of its methods from outside the agent is an
+   * Agent entry (one level of logic depth), checked against the reach
+   * policy that applies (`reachPolicy`).
+   */
+  readonly agentEntry?: {
+    readonly reachPolicy: ReachPolicy | undefined;
+    /** Called instead of throwing when reach refuses the entry; its value is the call's result. */
+    readonly fallback: ((task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown) | undefined;
+  };
 }
 
 /**
@@ -65,7 +75,27 @@ export function enterFunctionScope<A extends unknown[], R>(
         call = openCall(store, parent, context, info, args, events);
       }
     }
+    // Logic depth counts Agent entries: a method of an agent entered from outside that agent.
+    const entry = owner?.agentEntry;
+    const entering = entry !== undefined && parent?.agent !== owner;
+    const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
+    let reach = parent?.reach;
+    let refusal: ReachError | undefined;
+    if (entering) {
+      if (reach === undefined && entry.reachPolicy !== undefined) reach = new ReachRun(entry.reachPolicy);
+      if (reach !== undefined) {
+        try {
+          reach.enter(agentDepth);
+        } catch (error) {
+          refusal = error as ReachError;
+        }
+        if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
+      }
+    }
     const scope: CallScope = {
+      reach,
+      agentDepth,
+      agent: entry !== undefined ? owner : parent?.agent,
       context,
       execution: parent?.execution,
       events,
@@ -79,8 +109,17 @@ export function enterFunctionScope<A extends unknown[], R>(
       steps: parent?.steps,
     };
     if (call !== undefined) call.scope = scope;
+    if (refusal !== undefined) {
+      // Refused by reach: the agent's fallback answers instead (recorded as a degraded result), else the refusal is thrown.
+      const fallback = entry?.fallback;
+      if (fallback === undefined) throw refusal;
+      result = fallback({ name: info.name, args }, refusal) as R;
+      if (call !== undefined) call.degraded = refusal;
+      if (info.isAsync && !(result instanceof Promise)) result = Promise.resolve(result) as R;
+    } else {
     const limits = owner?.scopeLimits;
     result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
+    }
   } catch (error) {
     if (call !== undefined) finishCall(call, undefined, error, true);
     // An async function's callers expect a rejection, even for a refusal at entry.
@@ -115,6 +154,8 @@ function invoke<A extends unknown[], R>(target: (...args: A) => R, thisArg: unkn
 
 /** A code node written on entry and finished on exit. */
 interface RecordedCall {
+  /** Reach refused the call and the agent's fallback answered: recorded as a degraded result. */
+  degraded?: ReachError;
   readonly writer: SessionNodeWriter;
   readonly nodeId: string;
   readonly name: string;
@@ -227,7 +268,7 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
   let status: SessionNodeStatus = !failed ? "completed" : isCancellation(error) || scope?.signal?.aborted === true ? "cancelled" : "error";
   if (failed) writer.update(nodeId, { metadata: { status, error: describeError(error) } });
   else {
-    const metadata = { status };
+    const metadata: Record<string, unknown> = call.degraded === undefined ? { status } : { status, degraded: true, reachError: describeError(call.degraded) };
     try {
       writer.update(nodeId, { output: value, metadata });
     } catch (failure) {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { createHmac } from "node:crypto";
 import type { ReachBudget } from "./reach-budget";
 import { PolicyHeaderError } from "./reach-errors";
-import { childBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { passOnBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
 
 const SECRET = "property-secret";
 const VALID: ReachBudget = { depth: 2, memoryMb: 256, zones: ["local"], tokens: 5000, costUsd: 0.5, deadline: 1_800_000_000_000 };
@@ -80,7 +80,7 @@ function expectValidBudget(budget: ReachBudget): void {
   if (budget.zones !== undefined) expect(budget.zones.every((zone) => typeof zone === "string" && zone !== "")).toBe(true);
   // The encoder accepts it and the decoder gives it back unchanged.
   expect(decodePolicyHeader(encodePolicyHeader(budget))).toEqual(budget);
-  expect(childBudget(budget)).toEqual(budget);
+  expect(passOnBudget(budget)).toEqual(budget);
 }
 
 let savedSecret: string | undefined;

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { ReachBudget } from "./reach-budget";
 import { ReachPolicy } from "./reach-policy";
 import { PolicyHeaderError, type PolicyHeaderErrorReason } from "./reach-errors";
-import { MAX_POLICY_HEADER_LENGTH, childBudget, clampBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { MAX_POLICY_HEADER_LENGTH, passOnBudget, clampBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
 
 const SECRET = "s3cret-for-tests-only-0123456789";
 const FULL: ReachBudget = { depth: 3, memoryMb: 512.5, zones: ["local", "docker-network"], tokens: 20_000, costUsd: 0.75, deadline: 1_800_000_000_000 };
@@ -286,16 +286,16 @@ describe("decodePolicyHeader refusals", () => {
   });
 });
 
-describe("childBudget", () => {
+describe("passOnBudget", () => {
   it("passes the remaining budget on as it is: depth is not decremented, d: 0 included", () => {
-    expect(childBudget(FULL)).toEqual(FULL);
-    expect(childBudget({ depth: 0 })).toEqual({ depth: 0 });
-    expect(decodePolicyHeader(encodePolicyHeader(childBudget({ depth: 0 })))).toEqual({ depth: 0 });
+    expect(passOnBudget(FULL)).toEqual(FULL);
+    expect(passOnBudget({ depth: 0 })).toEqual({ depth: 0 });
+    expect(decodePolicyHeader(encodePolicyHeader(passOnBudget({ depth: 0 })))).toEqual({ depth: 0 });
   });
 
   it("returns a frozen normalized copy (no-limit fields left out) and leaves its argument alone", () => {
     const remaining = { depth: 2, tokens: Infinity, zones: ["local"] };
-    const child = childBudget(remaining);
+    const child = passOnBudget(remaining);
     expect(child).toEqual({ depth: 2, zones: ["local"] });
     expect(Object.isFrozen(child)).toBe(true);
     expect(child.zones).not.toBe(remaining.zones);
@@ -303,7 +303,7 @@ describe("childBudget", () => {
   });
 
   it("refuses a bad budget with a TypeError naming the field", () => {
-    expect(() => childBudget({ depth: -1 })).toThrow(/childBudget: budget field 'depth'/);
+    expect(() => passOnBudget({ depth: -1 })).toThrow(/passOnBudget: budget field 'depth'/);
   });
 });
 

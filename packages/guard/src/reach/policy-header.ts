@@ -311,11 +311,11 @@ function describe(value: unknown): string {
  * @throws TypeError naming the field when the budget is not what it should be.
  * @example
  * ```ts
- * const header = encodePolicyHeader(childBudget(run.remaining(depth)));
+ * const header = encodePolicyHeader(passOnBudget(run.remaining(depth)));
  * ```
  */
-export function childBudget(remaining: ReachBudget): ReachBudget {
-  return normalizeBudget(remaining, "childBudget");
+export function passOnBudget(remaining: ReachBudget): ReachBudget {
+  return normalizeBudget(remaining, "passOnBudget");
 }
 
 /**

@@ -38,6 +38,8 @@ export class ReachRun {
   readonly baselineMb: number;
   tokensUsed = 0;
   costUsed = 0;
+  /** The W3C `traceparent` the run continues (received with the budget), if any. */
+  traceparent: string | undefined;
   /** Limits fixed when the run started (a received budget clamps them). */
   readonly #start: ReachLimits;
   readonly #deadline: number;

@@ -1,0 +1,321 @@
+import { createServer } from "node:http";
+import { decodePolicyHeader, MemoryReachExceededError, parseTraceparent, ReachExceededError, ReachPolicy, UntrustedZoneError, resetMemorySample } from "@rein/guard";
+import { Agent } from "../agent/agent";
+import { Context } from "../context/context";
+import type { ModelRequest } from "../model/model-provider";
+import { ScriptedProvider } from "../model/scripted-provider";
+import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { Runtime } from "./runtime";
+import type { RunEvent } from "./runtime-events";
+import { childBudget, currentReach, reachFetch, withReachBudget } from "./reach";
+
+/** A model that always delegates: the fan-out that runs away without a reach policy. */
+function alwaysDelegates(): ScriptedProvider {
+  return new ScriptedProvider([{ toolCalls: [{ name: "delegate", input: {} }] }], { whenExhausted: "repeat-last" });
+}
+
+/**
+ * A chain of distinct agent classes: level N's `delegate` tool creates a
+ * level N+1 agent (a new class each time) and asks it. Nothing but reach
+ * bounds how deep it goes: the recursion ceiling counts one function.
+ */
+function levelClass(level: number, runtime: Runtime): new () => Agent & { work(): Promise<string> } {
+  const Level = class extends Agent {
+    static methodOptions = { delegate: { tool: true, description: "Hand the task to a specialist." } };
+    async delegate(): Promise<string> {
+      const Next = levelClass(level + 1, runtime);
+      return new Next().work();
+    }
+    async work(): Promise<string> {
+      return this.ask(`Level ${level}: do the task.`);
+    }
+  };
+  Object.defineProperty(Level, "name", { value: `Level${level}` });
+  Object.defineProperty(Level, "runtime", { value: runtime });
+  return Level as never;
+}
+
+describe("reach: logic depth", () => {
+  it("a fan-out through distinct agent classes stops at logic depth 5 with ReachExceededError in at most 12 model requests", async () => {
+    const model = alwaysDelegates();
+    const runtime = new Runtime({ provider: model, reach: { maxLogicDepth: 5 } });
+    const Level0 = levelClass(1, runtime);
+    const error = await new Level0().work().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ReachExceededError);
+    expect(error).toMatchObject({ dimension: "depth", used: 6, limit: 5 });
+    expect(model.requests.length).toBeLessThanOrEqual(12);
+    expect((error as Error).message).toMatch(/logic depth 6 > 5/);
+  });
+
+  it("without a reach policy the same fan-out goes on until a coarser guard ends it, several times as many requests later", async () => {
+    const model = alwaysDelegates();
+    const runtime = new Runtime({ provider: model });
+    const error = await new (levelClass(1, runtime))().work().catch((caught: unknown) => caught);
+    // The chain-depth ceiling (25 frames) or the step budget ends it: nothing knew these were nested agents.
+    expect(["ChainDepthError", "MaxStepsExceededError"]).toContain((error as Error).name);
+    expect(model.requests.length).toBeGreaterThan(12);
+  });
+
+  it("counts Agent entries only: an agent's own helpers, plain functions and HTTP-like calls never count", async () => {
+    const depths: number[] = [];
+    const fetchLike = async (): Promise<string> => {
+      depths.push(currentReach()!.depth.used);
+      return "response";
+    };
+    class Outer extends Agent {
+      static reach = new ReachPolicy({ maxLogicDepth: 2 });
+      async run(): Promise<string> {
+        depths.push(currentReach()!.depth.used);
+        await this.helper();
+        await fetchLike();
+        return new Inner().run();
+      }
+      async helper(): Promise<void> {
+        depths.push(currentReach()!.depth.used);
+      }
+    }
+    class Inner extends Agent {
+      async run(): Promise<string> {
+        depths.push(currentReach()!.depth.used);
+        return this.nested();
+      }
+      nested(): string {
+        depths.push(currentReach()!.depth.used);
+        return "done";
+      }
+    }
+    await expect(new Outer().run()).resolves.toBe("done");
+    expect(depths).toEqual([1, 1, 1, 2, 2]);
+  });
+
+  it("a throw mid-chain leaves nothing behind: the next run in the process starts from depth 0", async () => {
+    class Thrower extends Agent {
+      static reach = { maxLogicDepth: 3 };
+      async run(): Promise<void> {
+        await new Inner().run();
+      }
+    }
+    class Inner extends Agent {
+      async run(): Promise<void> {
+        throw new Error("boom");
+      }
+    }
+    class Probe extends Agent {
+      static reach = { maxLogicDepth: 3 };
+      depth(): number {
+        return currentReach()!.depth.used;
+      }
+    }
+    for (let run = 0; run < 5; run++) await expect(new Thrower().run()).rejects.toThrow("boom");
+    expect(new Probe().depth()).toBe(1);
+  });
+});
+
+describe("reach: zone, memory, fallback", () => {
+  const zone = process.env["REIN_ZONE"];
+  afterEach(() => {
+    if (zone === undefined) delete process.env["REIN_ZONE"];
+    else process.env["REIN_ZONE"] = zone;
+  });
+
+  it("a call in a zone the policy does not allow is refused with UntrustedZoneError naming the zones", () => {
+    process.env["REIN_ZONE"] = "public-internet";
+    class Guarded extends Agent {
+      static reach = { allowedZones: ["local", "docker-network"] };
+      run(): string {
+        return "ran";
+      }
+    }
+    const error = (() => {
+      try {
+        new Guarded().run();
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(UntrustedZoneError);
+    expect(error).toMatchObject({ zone: "public-internet", allowedZones: ["local", "docker-network"] });
+  });
+
+  it("memory growth past the limit at that depth (a synthetic allocation) is refused with MemoryReachExceededError", async () => {
+    const held: Buffer[] = [];
+    class Hungry extends Agent {
+      static reach = { maxMemoryMb: 16, memoryGrowth: 0 };
+      async run(): Promise<string> {
+        for (let index = 0; index < 8; index++) held.push(Buffer.alloc(8 * 1024 * 1024, index + 1));
+        resetMemorySample();
+        return new Worker().run();
+      }
+    }
+    class Worker extends Agent {
+      async run(): Promise<string> {
+        return "never";
+      }
+    }
+    resetMemorySample();
+    const error = await new Hungry().run().catch((caught: unknown) => caught);
+    held.length = 0;
+    expect(error).toBeInstanceOf(MemoryReachExceededError);
+    expect((error as MemoryReachExceededError).growthMb).toBeGreaterThan(16);
+    expect((error as MemoryReachExceededError).limitMb).toBe(16);
+  });
+
+  it("fallback(task, error) answers a refused call instead of throwing; the node is recorded as degraded", async () => {
+    const store = new InMemorySessionStore();
+    class Careful extends Agent {
+      static reach = { maxLogicDepth: 1 };
+      async run(): Promise<string> {
+        return new Specialist().answer("q");
+      }
+    }
+    class Specialist extends Agent {
+      static fallback = (task: { name: string; args: readonly unknown[] }, error: Error) => `degraded ${task.name}(${String(task.args[0])}): ${error.name}`;
+      async answer(question: string): Promise<string> {
+        return `full answer to ${question}`;
+      }
+    }
+    const context = Context.forSession(store, "s");
+    await expect(new Careful({ context }).run()).resolves.toBe("degraded Specialist.answer(q): ReachExceededError");
+    const node = store.readNodes("s").find((found) => found.name === "Specialist.answer")!;
+    expect(node.metadata).toMatchObject({ status: "completed", degraded: true });
+    expect(node.output).toBe("degraded Specialist.answer(q): ReachExceededError");
+  });
+});
+
+describe("reach: tokens, cost and deadline before each model request", () => {
+  /** Reports 400 input + 100 output tokens per answer; calls `more` until told to stop. */
+  function spender(): ScriptedProvider {
+    return new ScriptedProvider(
+      [(_request: ModelRequest) => ({ toolCalls: [{ name: "more", input: {} }], usage: { inputTokens: 400, outputTokens: 100 } })],
+      { whenExhausted: "repeat-last" },
+    );
+  }
+  class Spender extends Agent {
+    static methodOptions = { more: { tool: true, description: "Do more." } };
+    more(): string {
+      return "ok";
+    }
+  }
+
+  it("a token budget stops the run before the request that would cross it", async () => {
+    const model = spender();
+    const agent = new Spender({ runtime: new Runtime({ provider: model, reach: { maxTokens: 1_600 } }) });
+    const error = await agent.ask("Go.").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ReachExceededError);
+    expect(error).toMatchObject({ dimension: "tokens", limit: 1_600 });
+    // 3 requests use 1,500 tokens; the 4th would cross 1,600 with its own input, so it is never sent.
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it("a cost budget (with pricing) stops the run the same way", async () => {
+    const model = spender();
+    const reach = new ReachPolicy({ maxCostUsd: 0.004, pricing: { scripted: { inputPerMTok: 3, outputPerMTok: 15 } } });
+    const error = await new Spender({ runtime: new Runtime({ provider: model, reach }) }).ask("Go.").catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ dimension: "cost" });
+    // $0.0027 per request: after 2 requests $0.0054 is used, so the 3rd (over $0.004 before it is even sent) never is.
+    expect(model.requests).toHaveLength(2);
+    expect((error as ReachExceededError).used).toBeGreaterThan(0.0054);
+  });
+
+  it("a deadline stops the run before the next request once the time is up", async () => {
+    let clock = 0;
+    const model = new ScriptedProvider(
+      [
+        (_request: ModelRequest) => {
+          clock++;
+          return { toolCalls: [{ name: "slow", input: {} }] };
+        },
+      ],
+      { whenExhausted: "repeat-last" },
+    );
+    class Slow extends Agent {
+      static methodOptions = { slow: { tool: true, description: "Slow work." } };
+      async slow(): Promise<string> {
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        return "ok";
+      }
+    }
+    const error = await new Slow({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 100 } }) })
+      .ask("Go.")
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ dimension: "deadline", limit: 100 });
+    expect(clock).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("currentReach, reach-status events, budgets from callers", () => {
+  it("currentReach() shows the live budget; reach-status events follow each Agent entry and model response", async () => {
+    const events: RunEvent[] = [];
+    let seen: ReturnType<typeof currentReach>;
+    class Looker extends Agent {
+      static methodOptions = { look: { tool: true, description: "Look." } };
+      look(): string {
+        seen = currentReach();
+        return "seen";
+      }
+      async run(): Promise<string> {
+        return this.ask("Look.");
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "look", input: {} }], usage: { inputTokens: 10, outputTokens: 5 } }, "done"]);
+    await new Looker({ runtime: new Runtime({ provider: model, reach: { maxLogicDepth: 4, maxTokens: 1_000 }, onEvent: (event) => events.push(event) }) }).run();
+    expect(seen).toMatchObject({ depth: { used: 1, limit: 4 }, tokens: { used: 15, limit: 1_000 }, zone: expect.any(String) });
+    const statuses = events.filter((event) => event.type === "reach-status");
+    expect(statuses.length).toBeGreaterThanOrEqual(3);
+    expect(statuses[0]).toMatchObject({ agent: "Looker", depth: { used: 1, limit: 4 } });
+  });
+
+  it("withReachBudget runs calls with what a caller had left, clamped to the local policy; childBudget() is what is left to pass on", async () => {
+    let passedOn: ReturnType<typeof childBudget>;
+    class Callee extends Agent {
+      async run(): Promise<string> {
+        passedOn = childBudget();
+        return new Deeper().run();
+      }
+    }
+    class Deeper extends Agent {
+      async run(): Promise<string> {
+        return "deep";
+      }
+    }
+    // The caller had 2 levels left: Callee uses one, Deeper the other.
+    await expect(withReachBudget({ depth: 2, tokens: 500 }, () => new Callee().run())).resolves.toBe("deep");
+    expect(passedOn).toMatchObject({ depth: 1, tokens: 500 });
+    // One level left: Deeper is refused. A header can never grant more than the local policy.
+    await expect(withReachBudget({ depth: 1 }, () => new Callee().run())).rejects.toBeInstanceOf(ReachExceededError);
+    await expect(withReachBudget({ depth: 0 }, () => new Callee().run())).rejects.toMatchObject({ dimension: "depth", used: 1, limit: 0 });
+    const inflated = await withReachBudget({ depth: 50 }, () => new Callee().run(), { policy: new ReachPolicy({ maxLogicDepth: 1 }) }).catch((caught: unknown) => caught);
+    expect(inflated).toMatchObject({ dimension: "depth", limit: 1 });
+  });
+});
+
+describe("reachFetch", () => {
+  it("passes on the budget left (X-Agent-Policy) and continues the caller's trace (traceparent)", async () => {
+    const seen: { policy?: string; traceparent?: string } = {};
+    const server = createServer((request, response) => {
+      seen.policy = request.headers["x-agent-policy"] as string | undefined;
+      seen.traceparent = request.headers["traceparent"] as string | undefined;
+      response.end("ok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    class Caller extends Agent {
+      async call(): Promise<string> {
+        return (await reachFetch(url)).text();
+      }
+    }
+    const incoming = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    try {
+      await expect(withReachBudget({ depth: 3, tokens: 900 }, () => new Caller().call(), { traceparent: incoming })).resolves.toBe("ok");
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    // Caller's own entry used one level of the three.
+    expect(decodePolicyHeader(seen.policy)).toMatchObject({ depth: 2, tokens: 900 });
+    const trace = parseTraceparent(seen.traceparent)!;
+    expect(trace.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(trace.parentId).not.toBe("b7ad6b7169203331");
+  });
+});

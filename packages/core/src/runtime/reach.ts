@@ -1,0 +1,119 @@
+import * as guard from "@rein/guard";
+import {
+  childTraceparent,
+  encodePolicyHeader,
+  parseTraceparent,
+  passOnBudget,
+  POLICY_HEADER_NAME,
+  ReachPolicy,
+  ReachRun,
+  TRACEPARENT_HEADER_NAME,
+  type ReachBudget,
+  type ReachStatus,
+} from "@rein/guard";
+import { Context } from "../context/context";
+import { currentScope, type CallScope } from "../scope/call-scope";
+
+/**
+ * The live reach budget and usage of the running call — logic depth,
+ * memory growth, zone, tokens, cost, elapsed time — or undefined when no
+ * reach policy applies to it.
+ * @example
+ * ```ts
+ * const reach = currentReach();
+ * if (reach) console.log(`[REACH] Depth ${reach.depth.used}/${reach.depth.limit} | ${reach.tokens.used} tokens`);
+ * ```
+ */
+export function currentReach(): ReachStatus | undefined {
+  const scope = currentScope();
+  return scope?.reach?.status(scope.agentDepth ?? 0);
+}
+
+/**
+ * What a call made now may pass on to another service: the budget left
+ * after this call's own Agent entries (the callee's first Agent entry uses
+ * one level, so a budget with `depth: 0` is refused there). Undefined when
+ * no reach policy applies.
+ * @example
+ * ```ts
+ * const header = encodePolicyHeader(childBudget()!);
+ * ```
+ */
+export function childBudget(): ReachBudget | undefined {
+  const scope = currentScope();
+  const reach = scope?.reach;
+  return reach === undefined ? undefined : passOnBudget(reach.remaining(scope!.agentDepth ?? 0));
+}
+
+/**
+ * Runs `fn` (sync or async) with a budget received from a caller — what a
+ * server does with a decoded `X-Agent-Policy` header — clamped to `policy`
+ * (default: a `ReachPolicy` with its defaults): the calls `fn` makes can
+ * never reach further than the caller had left, nor than the local policy
+ * allows. Logic depth starts at 0 here: the first Agent entry uses one
+ * level of `budget.depth`.
+ * @example
+ * ```ts
+ * app.post("/run", (c) => withReachBudget(decodePolicyHeader(c.req.header("x-agent-policy")), () => agent.run(c.req.json())));
+ * ```
+ */
+export function withReachBudget<R>(budget: ReachBudget, fn: () => R, options: WithReachBudgetOptions = {}): R {
+  const policy = options.policy ?? new ReachPolicy();
+  if (typeof fn !== "function") throw new TypeError("withReachBudget(budget, fn): fn must be a function");
+  if (typeof budget !== "object" || budget === null || !(budget.depth === Infinity || (Number.isInteger(budget.depth) && budget.depth >= 0))) {
+    throw new TypeError(
+      "withReachBudget(budget, fn): budget must be a ReachBudget with a non-negative integer (or Infinity) depth (decode it with decodePolicyHeader)",
+    );
+  }
+  const run = new ReachRun(policy, budget);
+  if (options.traceparent !== undefined && parseTraceparent(options.traceparent) !== undefined) run.traceparent = options.traceparent;
+  const parent = currentScope();
+  const scope: CallScope = {
+    context: parent?.context ?? new Context(),
+    execution: parent?.execution,
+    events: parent?.events,
+    fn: parent?.fn,
+    writer: parent?.writer,
+    cursor: parent?.cursor,
+    toolCall: undefined,
+    suppressed: parent?.suppressed,
+    signal: parent?.signal,
+    region: parent?.region,
+    ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
+    reach: run,
+    agentDepth: 0,
+  };
+  return guard.withFrameData(scope, fn);
+}
+
+/**
+ * Options of {@link withReachBudget}.
+ * @example
+ * ```ts
+ * withReachBudget(budget, handler, { policy: loadReachConfig(), traceparent: request.headers.get("traceparent") ?? undefined });
+ * ```
+ */
+export interface WithReachBudgetOptions {
+  /** The local policy the budget is clamped to. @default new ReachPolicy() (its defaults) */
+  readonly policy?: ReachPolicy;
+  /** The caller's W3C `traceparent`: calls made from `fn` continue its trace. */
+  readonly traceparent?: string;
+}
+
+/**
+ * `fetch` that passes the current call's reach on: `X-Agent-Policy` with
+ * the budget left ({@link childBudget}, signed when `REIN_POLICY_SECRET` is
+ * set) and a W3C `traceparent` continuing the run's trace (a new trace when
+ * it has none). Outside any reach policy it adds only the `traceparent`.
+ * @example
+ * ```ts
+ * const response = await reachFetch("http://search-agent.internal/v1/agent/run", { method: "POST", body: JSON.stringify(task) });
+ * ```
+ */
+export function reachFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const budget = childBudget();
+  if (budget !== undefined) headers.set(POLICY_HEADER_NAME, encodePolicyHeader(budget));
+  headers.set(TRACEPARENT_HEADER_NAME, childTraceparent(currentScope()?.reach?.traceparent));
+  return fetch(url, { ...init, headers });
+}
