@@ -111,6 +111,32 @@ describe("reach: logic depth", () => {
   });
 });
 
+describe("reach: a parallel fan-out", () => {
+  it("Promise.all of 3 sub-agents per level ends by depth or the step budget, whichever comes first, with a typed error", async () => {
+    const model = alwaysDelegates();
+    const runtime = new Runtime({ provider: model, reach: { maxLogicDepth: 4 }, maxSteps: 60 });
+    function parallelLevel(level: number): new () => Agent & { work(): Promise<string> } {
+      const Level = class extends Agent {
+        static methodOptions = { delegate: { tool: true, description: "Hand the task to three specialists." } };
+        async delegate(): Promise<string> {
+          const Next = parallelLevel(level + 1);
+          return (await Promise.all([new Next().work(), new Next().work(), new Next().work()])).join(" | ");
+        }
+        async work(): Promise<string> {
+          return this.ask(`Level ${level}: do the task.`);
+        }
+      };
+      Object.defineProperty(Level, "name", { value: `Parallel${level}` });
+      Object.defineProperty(Level, "runtime", { value: runtime });
+      return Level as never;
+    }
+    const error = await new (parallelLevel(1))().work().catch((caught: unknown) => caught);
+    expect(["ReachExceededError", "MaxStepsExceededError"]).toContain((error as Error).name);
+    // Levels 1..4 are 1 + 3 + 9 + 27 agents: never more requests than the step budget allows.
+    expect(model.requests.length).toBeLessThanOrEqual(60);
+  });
+});
+
 describe("reach: zone, memory, fallback", () => {
   const zone = process.env["REIN_ZONE"];
   afterEach(() => {
