@@ -269,6 +269,7 @@ export type {
   ReachBudget,
   ReachPolicyOptions,
   ReachLimits,
+  ReachFigures,
   ReachDimension,
   ReachStatus,
   ReachConfigOptions,

@@ -1,4 +1,23 @@
 import type { ReachPolicyOptions } from "./reach-budget";
+import { detectZone } from "./environment";
+import { MemoryReachExceededError, ReachExceededError, UntrustedZoneError } from "./reach-limit-errors";
+
+/**
+ * Figures to check against a policy ({@link ReachPolicy.check}); each one
+ * left out is not checked (the zone defaults to this process's).
+ */
+export interface ReachFigures {
+  /** Logic depth: Agent entries on the chain. */
+  readonly depth?: number;
+  /** Memory growth since the run started, in MB. */
+  readonly memoryGrowthMb?: number;
+  /** @default detectZone() */
+  readonly zone?: string;
+  /** Tokens used (input + output). */
+  readonly tokens?: number;
+  readonly costUsd?: number;
+  readonly elapsedMs?: number;
+}
 
 /** The limits of a {@link ReachPolicy}, every default filled in. */
 export interface ReachLimits {
@@ -49,6 +68,31 @@ export class ReachPolicy {
   /** The limits now (a frozen snapshot). */
   get limits(): ReachLimits {
     return this.#limits;
+  }
+
+  /**
+   * Checks figures against the limits and throws the {@link ReachError}
+   * that applies: the zone (default: {@link detectZone}), the logic depth,
+   * memory growth at that depth, tokens, cost and elapsed time. The runtime
+   * runs these checks on every Agent entry and before every model request
+   * (through the run's `ReachRun`); call it yourself to check work of your
+   * own against the same policy.
+   * @example
+   * ```ts
+   * policy.check({ depth: 3, tokens: 12_000, elapsedMs: Date.now() - startedAt });
+   * ```
+   */
+  check(figures: ReachFigures = {}): void {
+    const limits = this.#limits;
+    const zone = figures.zone ?? detectZone();
+    if (!limits.allowedZones.includes(zone)) throw new UntrustedZoneError(zone, limits.allowedZones);
+    const depth = figures.depth ?? 0;
+    if (depth > limits.maxLogicDepth) throw new ReachExceededError("depth", depth, limits.maxLogicDepth);
+    const memoryLimit = limits.maxMemoryMb * (1 + limits.memoryGrowth * depth);
+    if (figures.memoryGrowthMb !== undefined && figures.memoryGrowthMb > memoryLimit) throw new MemoryReachExceededError(figures.memoryGrowthMb, memoryLimit);
+    if (figures.tokens !== undefined && figures.tokens > limits.maxTokens) throw new ReachExceededError("tokens", figures.tokens, limits.maxTokens);
+    if (figures.costUsd !== undefined && figures.costUsd > limits.maxCostUsd) throw new ReachExceededError("cost", figures.costUsd, limits.maxCostUsd);
+    if (figures.elapsedMs !== undefined && figures.elapsedMs > limits.timeoutMs) throw new ReachExceededError("deadline", figures.elapsedMs, limits.timeoutMs);
   }
 
   /**
