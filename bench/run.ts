@@ -1,6 +1,7 @@
 /** Runs every benchmark in sequence: `pnpm bench`. Each prints ratios measured in its own run. */
 import { benchGuardOverhead } from "./guard-overhead";
 import { benchLoopDetector } from "./loop-detector";
+import { benchReach } from "./reach";
 import { benchScopedCall } from "./scoped-call";
 import { benchSessionWriter } from "./session-writer";
 import { benchTurnOverhead } from "./turn-overhead";
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   await benchGuardOverhead();
   await benchScopedCall();
   await benchTurnOverhead();
+  await benchReach();
   benchLoopDetector();
   benchSessionWriter();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
