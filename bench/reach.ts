@@ -225,7 +225,7 @@ export async function benchReach(): Promise<{ addedPercent: Record<string, numbe
   console.log(
     `memory sampling: ${memory.reads} reads of /proc/self/smaps_rollup in ${(memory.elapsedMs / 1000).toFixed(1)} s ` +
       `over ≥ ${checkedCalls.toLocaleString("en")} checked entries (at most one per ${MEMORY_SAMPLE_MS} ms: ≤ ${expectedReads}) — ` +
-      (memory.reads <= expectedReads ? "sampled, not read per entry" : "READ TOO OFTEN"),
+      (memory.reads === 0 ? "reads NOT OBSERVED (the count no longer sees them)" : memory.reads <= expectedReads ? "sampled, not read per entry" : "READ TOO OFTEN"),
   );
   console.log(`warm-up batches per operation: ${warmups.join(", ")} (30 = stopped without settling)`);
   const worst = Math.max(...Object.values(addedPercent));
