@@ -225,7 +225,7 @@ export async function benchReach(): Promise<{ addedPercent: Record<string, numbe
   console.log(
     `memory sampling: ${memory.reads} reads of /proc/self/smaps_rollup in ${(memory.elapsedMs / 1000).toFixed(1)} s ` +
       `over ≥ ${checkedCalls.toLocaleString("en")} checked entries (at most one per ${MEMORY_SAMPLE_MS} ms: ≤ ${expectedReads}) — ` +
-      (memory.reads === 0 ? "reads NOT OBSERVED (the count no longer sees them)" : memory.reads <= expectedReads ? "sampled, not read per entry" : "READ TOO OFTEN"),
+      (memory.reads === 0 ? "none on the call path (a timer samples every 50 ms, between turns of the event loop, while entries keep asking)" : memory.reads <= expectedReads ? "sampled, not read per entry" : "READ TOO OFTEN"),
   );
   console.log(`warm-up batches per operation: ${warmups.join(", ")} (30 = stopped without settling)`);
   const worst = Math.max(...Object.values(addedPercent));
@@ -236,7 +236,7 @@ export async function benchReach(): Promise<{ addedPercent: Record<string, numbe
   const pieces: [string, Operation, number][] = [
     ["ReachRun.enter(2) (the whole check)", () => run.enter(2), SYNC_ITERATIONS],
     ["new ReachRun(policy) (top level only)", () => new ReachRun(policy), SYNC_ITERATIONS],
-    ["detectZone() (reads process.env.REIN_ZONE)", () => detectZone(), SYNC_ITERATIONS],
+    ["detectZone() (cached per process)", () => detectZone(), SYNC_ITERATIONS],
     ["run.zones (filtered per entry)", () => run.zones, SYNC_ITERATIONS],
     ["memoryUsageMb(), cached sample", () => memoryUsageMb(), SYNC_ITERATIONS],
     [

@@ -245,6 +245,7 @@ export {
   MemoryReachExceededError,
   UntrustedZoneError,
   detectZone,
+  resetZone,
   memoryUsageMb,
   resetMemorySample,
   MEMORY_SAMPLE_MS,

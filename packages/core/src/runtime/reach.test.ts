@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { decodePolicyHeader, MemoryReachExceededError, parseTraceparent, ReachExceededError, ReachPolicy, UntrustedZoneError, resetMemorySample } from "@rein/guard";
+import { decodePolicyHeader, MemoryReachExceededError, parseTraceparent, ReachExceededError, ReachPolicy, UntrustedZoneError, resetMemorySample, resetZone } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ModelRequest } from "../model/model-provider";
@@ -142,10 +142,12 @@ describe("reach: zone, memory, fallback", () => {
   afterEach(() => {
     if (zone === undefined) delete process.env["REIN_ZONE"];
     else process.env["REIN_ZONE"] = zone;
+    resetZone();
   });
 
   it("a call in a zone the policy does not allow is refused with UntrustedZoneError naming the zones", () => {
     process.env["REIN_ZONE"] = "public-internet";
+    resetZone();
     class Guarded extends Agent {
       static reach = { allowedZones: ["local", "docker-network"] };
       run(): string {

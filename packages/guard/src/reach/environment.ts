@@ -5,59 +5,82 @@ let zone: string | undefined;
 /**
  * The trust zone this process runs in: `REIN_ZONE` when set, else
  * `docker-network` when `/proc/1/cgroup` names docker, kubepods or
- * containerd, else `local`. Read once per process.
+ * containerd, else `local`. Worked out once per process (a process does not
+ * move between zones); {@link resetZone} reads it again.
  * @example
  * ```ts
  * detectZone(); // "local"
  * ```
  */
 export function detectZone(): string {
+  if (zone !== undefined) return zone;
   const named = process.env["REIN_ZONE"];
-  if (named !== undefined && named.trim() !== "") return named.trim();
-  if (zone === undefined) {
-    let cgroup = "";
-    try {
-      cgroup = readFileSync("/proc/1/cgroup", "utf8");
-    } catch {
-      /* not Linux, or not readable: local */
-    }
-    zone = /docker|kubepods|containerd/.test(cgroup) ? "docker-network" : "local";
+  if (named !== undefined && named.trim() !== "") return (zone = named.trim());
+  let cgroup = "";
+  try {
+    cgroup = readFileSync("/proc/1/cgroup", "utf8");
+  } catch {
+    /* not Linux, or not readable: local */
   }
-  return zone;
+  return (zone = /docker|kubepods|containerd/.test(cgroup) ? "docker-network" : "local");
 }
 
-/** How long a memory sample is reused: entries within this window read no file. */
+/** Forgets the detected zone: the next {@link detectZone} reads `REIN_ZONE` and `/proc/1/cgroup` again (tests, or after changing `REIN_ZONE`). */
+export function resetZone(): void {
+  zone = undefined;
+}
+
+/** How often memory is sampled while Agent entries keep coming, in ms. */
 export const MEMORY_SAMPLE_MS = 50;
 
-let sampledAt = -Infinity;
-let sampledMb = 0;
+let sampledMb: number | undefined;
 let smapsReadable: boolean | undefined;
+/** An entry asked for memory since the last sample: the timer samples again. */
+let wanted = false;
+let timer: ReturnType<typeof setInterval> | undefined;
 
-/**
- * Memory this process uses, in MB: its unique set size (`Private_Clean +
- * Private_Dirty` of `/proc/self/smaps_rollup`) where Linux tells it, else
- * RSS. Sampled at most every {@link MEMORY_SAMPLE_MS} ms, so a burst of
- * Agent entries reads the file once.
- * @internal
- */
-export function memoryUsageMb(now = performance.now()): number {
-  if (now - sampledAt < MEMORY_SAMPLE_MS) return sampledMb;
-  sampledAt = now;
+/** Reads the process's memory now: USS from `/proc/self/smaps_rollup`, else RSS. */
+function readMemoryMb(): number {
   if (smapsReadable !== false) {
     try {
       const text = readFileSync("/proc/self/smaps_rollup", "utf8");
       let kb = 0;
       for (const match of text.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)) kb += Number(match[1]);
       smapsReadable = true;
-      return (sampledMb = kb / 1024);
+      return kb / 1024;
     } catch {
       smapsReadable = false;
     }
   }
-  return (sampledMb = process.memoryUsage.rss() / 1024 / 1024);
+  return process.memoryUsage.rss() / 1024 / 1024;
 }
 
-/** Forgets the cached memory sample (tests). @internal */
+/**
+ * Memory this process uses, in MB: its unique set size (`Private_Clean +
+ * Private_Dirty` of `/proc/self/smaps_rollup`) where Linux tells it, else
+ * RSS. The first call reads it; after that a timer samples it every
+ * {@link MEMORY_SAMPLE_MS} ms, off the call path and only while calls keep
+ * asking (reading the file takes ~1 ms), so an Agent entry reads no file
+ * and no clock.
+ * @internal
+ */
+export function memoryUsageMb(): number {
+  wanted = true;
+  if (sampledMb !== undefined) return sampledMb;
+  sampledMb = readMemoryMb();
+  timer ??= setInterval(sample, MEMORY_SAMPLE_MS);
+  timer.unref?.();
+  wanted = false;
+  return sampledMb;
+}
+
+function sample(): void {
+  if (!wanted) return;
+  wanted = false;
+  sampledMb = readMemoryMb();
+}
+
+/** Reads memory again now (tests, and a caller that needs a fresh figure). @internal */
 export function resetMemorySample(): void {
-  sampledAt = -Infinity;
+  sampledMb = readMemoryMb();
 }

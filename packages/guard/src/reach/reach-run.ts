@@ -38,6 +38,8 @@ export class ReachRun {
   readonly baselineMb: number;
   tokensUsed = 0;
   costUsed = 0;
+  /** The zone this process runs in, read when the run starts. */
+  readonly zone: string = detectZone();
   /** The W3C `traceparent` the run continues (received with the budget), if any. */
   traceparent: string | undefined;
   /** Limits fixed when the run started (a received budget clamps them). */
@@ -66,44 +68,62 @@ export class ReachRun {
     this.#zones = budget?.zones === undefined ? limits.allowedZones : limits.allowedZones.filter((zone) => budget.zones!.includes(zone));
   }
 
-  /** The limits in force: the run's own, tightened by the policy's current ones. */
+  /** The limits in force, worked out once per policy snapshot (a reload swaps the snapshot). */
+  #effective: Effective | undefined;
+  #effectiveFor: ReachLimits | undefined;
+
+  /** The run's own limits, tightened by the policy's current ones: recomputed only when the policy's limits change. */
+  get #now(): Effective {
+    const current = this.policy.limits;
+    if (this.#effectiveFor === current) return this.#effective!;
+    this.#effectiveFor = current;
+    return (this.#effective = {
+      depth: Math.min(this.#depth, current.maxLogicDepth),
+      tokens: Math.min(this.#tokens, current.maxTokens),
+      cost: Math.min(this.#cost, current.maxCostUsd),
+      deadline: Math.min(this.#deadline, this.startedAt + current.timeoutMs),
+      zones: this.#zones.filter((zone) => current.allowedZones.includes(zone)),
+      memoryMb: Math.min(this.#start.maxMemoryMb, current.maxMemoryMb),
+      memoryGrowth: Math.min(this.#start.memoryGrowth, current.memoryGrowth),
+    });
+  }
+
   get depthLimit(): number {
-    return Math.min(this.#depth, this.policy.limits.maxLogicDepth);
+    return this.#now.depth;
   }
   get tokensLimit(): number {
-    return Math.min(this.#tokens, this.policy.limits.maxTokens);
+    return this.#now.tokens;
   }
   get costLimit(): number {
-    return Math.min(this.#cost, this.policy.limits.maxCostUsd);
+    return this.#now.cost;
   }
   get deadline(): number {
-    return Math.min(this.#deadline, this.startedAt + this.policy.limits.timeoutMs);
+    return this.#now.deadline;
   }
   get zones(): readonly string[] {
-    const now = this.policy.limits.allowedZones;
-    return this.#zones.filter((zone) => now.includes(zone));
+    return this.#now.zones;
   }
 
   /** Memory allowed at `depth`: `maxMemoryMb * (1 + memoryGrowth * depth)`, within a received budget. */
   memoryLimitMb(depth: number): number {
-    const current = this.policy.limits;
-    const maxMb = Math.min(this.#start.maxMemoryMb, current.maxMemoryMb);
-    const growth = Math.min(this.#start.memoryGrowth, current.memoryGrowth);
-    return Math.min(maxMb * (1 + growth * depth), this.#memoryMb ?? Infinity);
+    const now = this.#now;
+    return Math.min(now.memoryMb * (1 + now.memoryGrowth * depth), this.#memoryMb ?? Infinity);
   }
 
   /** Checks an Agent entry reaching logic depth `depth`: zone, depth, memory, deadline. Throws the {@link ReachError} that applies. */
-  enter(depth: number, now = Date.now()): void {
-    const zone = detectZone();
-    const zones = this.zones;
-    if (!zones.includes(zone)) throw new UntrustedZoneError(zone, zones);
-    const limit = this.depthLimit;
-    if (depth > limit) throw new ReachExceededError("depth", depth, limit);
-    const deadline = this.deadline;
-    if (now > deadline) throw new ReachExceededError("deadline", now - this.startedAt, deadline - this.startedAt);
+  enter(depth: number): void {
+    const limits = this.#now;
+    if (!limits.zones.includes(this.zone)) throw new UntrustedZoneError(this.zone, limits.zones);
+    if (depth > limits.depth) throw new ReachExceededError("depth", depth, limits.depth);
+    if (limits.deadline !== Infinity) {
+      const now = Date.now();
+      if (now > limits.deadline) throw new ReachExceededError("deadline", now - this.startedAt, limits.deadline - this.startedAt);
+    }
     const growthMb = memoryUsageMb() - this.baselineMb;
-    const memoryLimit = this.memoryLimitMb(depth);
-    if (growthMb > memoryLimit) throw new MemoryReachExceededError(growthMb, memoryLimit);
+    if (growthMb > limits.memoryMb) {
+      const memoryLimit = this.memoryLimitMb(depth);
+      if (growthMb > memoryLimit) throw new MemoryReachExceededError(growthMb, memoryLimit);
+    }
   }
 
   /**
@@ -131,7 +151,7 @@ export class ReachRun {
     return {
       depth: { used: depth, limit: this.depthLimit },
       memoryMb: { used: Math.max(0, memoryUsageMb() - this.baselineMb), limit: this.memoryLimitMb(depth) },
-      zone: detectZone(),
+      zone: this.zone,
       tokens: { used: this.tokensUsed, limit: this.tokensLimit },
       costUsd: { used: this.costUsed, limit: this.costLimit },
       elapsedMs: now - this.startedAt,
@@ -156,4 +176,15 @@ export class ReachRun {
     void now;
     return budget;
   }
+}
+
+/** The limits of a run in force for one policy snapshot. */
+interface Effective {
+  readonly depth: number;
+  readonly tokens: number;
+  readonly cost: number;
+  readonly deadline: number;
+  readonly zones: readonly string[];
+  readonly memoryMb: number;
+  readonly memoryGrowth: number;
 }
