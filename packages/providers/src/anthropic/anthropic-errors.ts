@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError } from "@anthropic-ai/sdk";
+import { anthropicSdk } from "../shared/lazy-sdk";
 import { unknownFailure, type FailureInfo } from "../shared/to-provider-error";
 
 /**
@@ -7,6 +7,8 @@ import { unknownFailure, type FailureInfo } from "../shared/to-provider-error";
  * (`{ type: "error", error: { type, message } }`).
  */
 export function describeAnthropicFailure(error: unknown): FailureInfo {
+  // Only a loaded SDK throws its errors (a client the caller passed in loaded it too).
+  const { APIConnectionError, APIError } = anthropicSdk();
   // APIConnectionError extends APIError, with no status: refused, reset, timed out.
   if (error instanceof APIConnectionError) return unknownFailure("anthropic", error, "connection");
   if (error instanceof APIError) {

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError } from "openai";
+import { openaiSdk } from "../shared/lazy-sdk";
 import type { ProviderError } from "@rein/core";
 import { toProviderError, unknownFailure, type FailureInfo } from "../shared/to-provider-error";
 
@@ -8,6 +8,8 @@ import { toProviderError, unknownFailure, type FailureInfo } from "../shared/to-
  * param }`) in `error.error`.
  */
 export function describeOpenAIFailure(error: unknown): FailureInfo {
+  // Only a loaded SDK throws its errors (a client the caller passed in loaded it too).
+  const { APIConnectionError, APIError } = openaiSdk();
   // APIConnectionError extends APIError, with no status: refused, reset, timed out.
   if (error instanceof APIConnectionError) return unknownFailure("openai", error, "connection");
   if (error instanceof APIError) {

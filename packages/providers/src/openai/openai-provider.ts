@@ -1,4 +1,5 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
+import { openaiSdk } from "../shared/lazy-sdk";
 import type {
   ModelCallOptions,
   ModelProvider,
@@ -98,7 +99,7 @@ export class OpenAIProvider implements ModelProvider {
     if (this.sdkClient === undefined) {
       const baseURL = this.settings.baseURL ?? readEnv("OPENAI_BASE_URL");
       const apiKey = this.settings.apiKey ?? readEnv("OPENAI_API_KEY") ?? (baseURL ? placeholderApiKey : undefined);
-      this.sdkClient = new OpenAI({ apiKey, baseURL, maxRetries: 0 });
+      this.sdkClient = new (openaiSdk().default)({ apiKey, baseURL, maxRetries: 0 });
     }
     return this.sdkClient;
   }
