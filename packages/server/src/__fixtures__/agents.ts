@@ -1,0 +1,73 @@
+import { Agent, ProviderError, Runtime, ScriptedProvider, currentSignal, type ModelRequest } from "rein";
+import type { Entries, EntryInit } from "../entries";
+
+/** The first `task-…` marker a request carries: a scripted model that answers about what it was asked. */
+export function markerOf(request: ModelRequest): string {
+  return /task-[A-Za-z0-9-]+/.exec(JSON.stringify(request.messages))?.[0] ?? "none";
+}
+
+/** A class entry: its static runtime answers every request. */
+export class Researcher extends Agent {
+  static runtime = new Runtime({ provider: new ScriptedProvider([(request) => `answer about ${markerOf(request)}`], { whenExhausted: "repeat-last" }) });
+  async research(task: string): Promise<string> {
+    return this.ask(task);
+  }
+  add(a: number, b: number): number {
+    return a + b;
+  }
+}
+
+/** A factory entry: its runtime reports events to the server, with usage. */
+export function researcherFactory({ onEvent }: EntryInit): Researcher {
+  const provider = new ScriptedProvider([(request) => ({ text: `answer about ${markerOf(request)}`, usage: { inputTokens: 7, outputTokens: 3 } })], {
+    whenExhausted: "repeat-last",
+    recordRequests: false,
+  });
+  return new Researcher({ runtime: new Runtime({ provider, onEvent }) });
+}
+
+/** Waits `ms` or until its run is cancelled. */
+export class Sleeper extends Agent {
+  signal: AbortSignal | undefined;
+  async sleep(ms: number): Promise<string> {
+    const signal = this.signal ?? currentSignal();
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, typeof ms === "number" ? ms : 10_000);
+      signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      });
+    });
+    return "woke";
+  }
+}
+
+/** A factory entry handing the run's signal to a {@link Sleeper}. */
+export function sleeperFactory({ signal }: EntryInit): Sleeper {
+  const sleeper = new Sleeper();
+  sleeper.signal = signal;
+  return sleeper;
+}
+
+/** A model that always fails: the provider error path. */
+export function brokenFactory({ onEvent }: EntryInit): Researcher {
+  const provider = new ScriptedProvider([new ProviderError("upstream model unavailable", { provider: "scripted", status: 503 })], { whenExhausted: "repeat-last" });
+  return new Researcher({ runtime: new Runtime({ provider, onEvent }) });
+}
+
+/** A method that throws an ordinary error. */
+export class Thrower extends Agent {
+  fail(): never {
+    throw new Error("the entry failed");
+  }
+}
+
+/** The entries of the tests. */
+export const entries = {
+  research: [Researcher, "research"],
+  add: [Researcher, "add"],
+  stream: [researcherFactory, "research"],
+  sleep: [sleeperFactory, "sleep"],
+  broken: [brokenFactory, "research"],
+  fail: [Thrower, "fail"],
+} satisfies Entries;

@@ -1,0 +1,306 @@
+import { randomUUID } from "node:crypto";
+import { Hono, type Context as HonoContext } from "hono";
+import {
+  Context,
+  InMemorySessionStore,
+  ProviderError,
+  ReachError,
+  ReachPolicy,
+  clampBudget,
+  decodePolicyHeader,
+  withReachBudget,
+  type ReachBudget,
+  type RunEvent,
+  type SessionStoreLike,
+} from "rein";
+import { checkEntries, instantiate, type Entries } from "./entries";
+import { STATUS_OF, errorBody, type ErrorType } from "./http-error";
+import { registerState, type ServerState } from "./server-state";
+
+/**
+ * Options of {@link createServer}.
+ * @example
+ * ```ts
+ * createServer({ entries: { research: [Researcher, "research"] }, store: new SessionStore(), reach: loadReachConfig() });
+ * ```
+ */
+export interface CreateServerOptions {
+  /** The callable entries by name; anything else is a 404. */
+  readonly entries: Entries;
+  /** Where runs are recorded; the server never closes a store it was given. @default a new InMemorySessionStore (closed by `close()`) */
+  readonly store?: SessionStoreLike;
+  /** The local policy every received budget is clamped to. @default new ReachPolicy() */
+  readonly reach?: ReachPolicy;
+  /**
+   * Give a request without `X-Agent-Policy` a root budget (the local
+   * policy's limits) instead of refusing it with 400: for a server whose
+   * clients are its own users, not other agents.
+   * @default false
+   */
+  readonly mintRootBudget?: boolean;
+  /** Largest request body in bytes; larger is a 413. @default 1_048_576 */
+  readonly maxBodyBytes?: number;
+  /** Interval of SSE heartbeat comments in ms. @default 15_000 */
+  readonly heartbeatMs?: number;
+}
+
+/**
+ * The JSON answer of `POST /v1/agent/run`: the entry's return value, how the
+ * run ended, tokens summed over its model responses (factory entries), the
+ * session it was recorded in and its head, and the budget this hop received
+ * (after clamping to the local policy; `depth: null` = unlimited).
+ */
+export interface RunResponse {
+  readonly runId: string;
+  readonly result: unknown;
+  readonly status: "completed" | "error" | "cancelled";
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
+  readonly sessionId?: string;
+  readonly headId?: string;
+  readonly budget: ReachBudget;
+  readonly error?: { readonly type: string; readonly name: string; readonly message: string };
+}
+
+interface RunBody {
+  readonly entry: string;
+  readonly args: unknown[];
+  readonly sessionId: string | undefined;
+}
+
+class RequestError extends Error {
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const RUN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * A Hono app running the listed `entries` over HTTP: `POST /v1/agent/run`
+ * (JSON or SSE), `GET /v1/sessions/:id`, `GET /v1/sessions/:id/graph`,
+ * `POST /v1/runs/:id/cancel`, `GET /healthz`. Every received
+ * `X-Agent-Policy` is decoded, clamped to `reach`, and the run happens
+ * inside {@link withReachBudget} with the request's `traceparent`
+ * continued. Every header or body problem is a typed 4xx
+ * `{ error: { type, message } }`, never a 500. Serve it with {@link serve}.
+ * @example
+ * ```ts
+ * const app = createServer({ entries: { research: [Researcher, "research"] } });
+ * const response = await app.request("/v1/agent/run", { method: "POST", headers: { "X-Agent-Policy": header }, body: JSON.stringify({ entry: "research", task: "x" }) });
+ * ```
+ */
+export function createServer(options: CreateServerOptions): Hono {
+  if (typeof options !== "object" || options === null) throw new TypeError("createServer(options): options must be an object with entries");
+  checkEntries(options.entries);
+  const entries = options.entries;
+  const ownsStore = options.store === undefined;
+  const store = options.store ?? new InMemorySessionStore();
+  const policy = options.reach ?? new ReachPolicy();
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const state: ServerState = { runs: new Map(), store, ownsStore, closing: false };
+  const app = new Hono();
+  registerState(app, state);
+
+  const fail = (c: HonoContext, type: ErrorType, message: string) => c.json(errorBody(type, message), STATUS_OF[type]);
+
+  app.onError((error, c) => (error instanceof RequestError ? fail(c, error.type, error.message) : fail(c, "invalid_body", `request could not be handled: ${String((error as Error)?.message ?? error)}`)));
+  app.notFound((c) => fail(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
+
+  app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
+
+  app.post("/v1/agent/run", async (c) => {
+    if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
+    const body = await readBody(c.req.raw, c.req.header("content-length"), maxBodyBytes);
+    const entry = entries[body.entry];
+    if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
+      return fail(c, "not_found", `no entry '${body.entry}'; listed entries: ${Object.keys(entries).join(", ")}`);
+    }
+    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
+    if (budget.depth === 0) return fail(c, "reach_exceeded", "reach exceeded: X-Agent-Policy has depth 0 left; this entry would use one level");
+    const traceparent = c.req.header("traceparent");
+    const proposed = c.req.header("x-run-id");
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
+      return fail(c, "invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
+    }
+    const runId = proposed ?? randomUUID();
+    const sessionId = body.sessionId ?? `run-${runId}`;
+    const controller = new AbortController();
+    state.runs.set(runId, controller);
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    let forward: ((event: RunEvent) => void) | undefined;
+    const onEvent = (event: RunEvent) => {
+      if (event.type === "model-response") {
+        usage.inputTokens += event.usage.inputTokens;
+        usage.outputTokens += event.usage.outputTokens;
+      }
+      forward?.(event);
+    };
+    const run = async (): Promise<{ response: RunResponse; errorType?: ErrorType }> => {
+      try {
+        const target = instantiate(entry, { onEvent, signal: controller.signal, runId });
+        const method = target[entry[1]];
+        if (typeof method !== "function") throw new TypeError(`entry '${body.entry}': the factory's object has no method '${entry[1]}'`);
+        const call = () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, body.args), { policy, ...(traceparent === undefined ? {} : { traceparent }) });
+        const context = Context.forSession(store, sessionId);
+        const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
+        const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
+        const base = { runId, usage: { ...usage }, sessionId, ...headOf(store, sessionId), budget };
+        if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
+        return { response: { ...base, result: value ?? null, status: "completed" } };
+      } catch (error) {
+        const err = error instanceof Error ? error : new Error(String(error));
+        const type = ReachError.isInstance(err) ? "reach_exceeded" : ProviderError.isInstance(err) ? "provider_error" : "run_error";
+        const response: RunResponse = {
+          runId,
+          result: null,
+          status: "error",
+          usage: { ...usage },
+          sessionId,
+          ...headOf(store, sessionId),
+          budget,
+          error: { type, name: err.name, message: err.message },
+        };
+        return type === "run_error" ? { response } : { response, errorType: type };
+      } finally {
+        state.runs.delete(runId);
+      }
+    };
+
+    c.header("X-Run-Id", runId);
+    if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
+      const encoder = new TextEncoder();
+      const stream = new ReadableStream<Uint8Array>({
+        start(sink) {
+          let open = true;
+          const write = (text: string) => {
+            if (!open) return;
+            try {
+              sink.enqueue(encoder.encode(text));
+            } catch {
+              open = false;
+            }
+          };
+          forward = (event) => write(`data: ${safeJson(event)}\n\n`);
+          const heartbeat = setInterval(() => write(`: heartbeat\n\n`), heartbeatMs);
+          heartbeat.unref?.();
+          void run().then(({ response }) => {
+            clearInterval(heartbeat);
+            write(`event: run-finish\ndata: ${safeJson(response)}\n\n`);
+            open = false;
+            sink.close();
+          });
+        },
+        cancel() {
+          forward = undefined;
+        },
+      });
+      return new Response(stream, {
+        status: 200,
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-run-id": runId },
+      });
+    }
+    const { response, errorType } = await run();
+    return c.json(JSON.parse(safeJson(response)) as RunResponse, errorType === undefined ? 200 : STATUS_OF[errorType]);
+  });
+
+  app.get("/v1/sessions/:id", (c) => {
+    const id = c.req.param("id");
+    if (!SESSION_ID.test(id) || !store.hasSession(id)) return fail(c, "not_found", `no session '${id.slice(0, 200)}'`);
+    return c.json(JSON.parse(safeJson({ session: store.getSession(id), nodes: store.readNodes(id) })) as object);
+  });
+
+  app.get("/v1/sessions/:id/graph", (c) => {
+    const id = c.req.param("id");
+    if (!SESSION_ID.test(id) || !store.hasSession(id)) return fail(c, "not_found", `no session '${id.slice(0, 200)}'`);
+    const format = c.req.query("format") ?? "json";
+    if (format !== "json" && format !== "mermaid" && format !== "dot") return fail(c, "invalid_body", `format must be mermaid, dot or json, not '${format.slice(0, 50)}'`);
+    const graph = store.exportGraph(id, { format });
+    return format === "json" ? c.body(graph, 200, { "content-type": "application/json" }) : c.text(graph);
+  });
+
+  app.post("/v1/runs/:id/cancel", (c) => {
+    const id = c.req.param("id");
+    const controller = state.runs.get(id);
+    if (controller === undefined) return fail(c, "not_found", `no run '${id.slice(0, 200)}' in flight`);
+    controller.abort(new Error(`run ${id} cancelled by request`));
+    return c.json({ runId: id, status: "cancelling" });
+  });
+
+  return app;
+}
+
+const CANCELLED = Symbol("cancelled");
+
+function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
+  try {
+    const head = store.head(sessionId);
+    return head === null ? {} : { headId: head };
+  } catch {
+    return {};
+  }
+}
+
+/** JSON that survives Infinity (→ null), bigint and cycles. */
+function safeJson(value: unknown): string {
+  const seen = new WeakSet<object>();
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === "bigint") return v.toString();
+    if (typeof v === "number" && !Number.isFinite(v)) return null;
+    if (v instanceof Error) return { name: v.name, message: v.message };
+    if (typeof v === "object" && v !== null) {
+      if (seen.has(v)) return "[Circular]";
+      seen.add(v);
+    }
+    return v;
+  });
+}
+
+function receivedBudget(header: string | undefined, mint: boolean, policy: ReachPolicy): ReachBudget {
+  if (header === undefined || header === "") {
+    if (mint) return clampBudget({ depth: Infinity }, policy.limits);
+    throw new RequestError("missing_policy", "X-Agent-Policy header is required (a caller passes its budget on with reachFetch; or start the server with mintRootBudget)");
+  }
+  try {
+    return clampBudget(decodePolicyHeader(header), policy.limits);
+  } catch (error) {
+    throw new RequestError("invalid_policy", `X-Agent-Policy is not valid: ${(error as Error).message}`);
+  }
+}
+
+async function readBody(request: Request, contentLength: string | undefined, limit: number): Promise<RunBody> {
+  if (contentLength !== undefined && Number(contentLength) > limit) throw new RequestError("body_too_large", `body is larger than ${limit} bytes`);
+  let text: string;
+  try {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > limit) throw new RequestError("body_too_large", `body is larger than ${limit} bytes`);
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (error) {
+    if (error instanceof RequestError) throw error;
+    throw new RequestError("invalid_body", "body must be UTF-8 JSON");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new RequestError("invalid_body", "body must be JSON: { entry, args? | task?, sessionId? }");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new RequestError("invalid_body", "body must be a JSON object: { entry, args? | task?, sessionId? }");
+  const body = parsed as Record<string, unknown>;
+  for (const key of Object.keys(body)) {
+    if (key !== "entry" && key !== "args" && key !== "task" && key !== "sessionId") throw new RequestError("invalid_body", `body.${key.slice(0, 50)} is not a known field (entry, args, task, sessionId)`);
+  }
+  if (typeof body["entry"] !== "string" || body["entry"] === "") throw new RequestError("invalid_body", "body.entry must be a non-empty string naming a listed entry");
+  if (body["args"] !== undefined && body["task"] !== undefined) throw new RequestError("invalid_body", "body.args and body.task are exclusive: pass one");
+  if (body["args"] !== undefined && !Array.isArray(body["args"])) throw new RequestError("invalid_body", "body.args must be an array of the method's arguments");
+  const sessionId = body["sessionId"];
+  if (sessionId !== undefined && (typeof sessionId !== "string" || !SESSION_ID.test(sessionId))) {
+    throw new RequestError("invalid_body", "body.sessionId must be 1-128 characters of A-Z a-z 0-9 . _ : -");
+  }
+  const args = Array.isArray(body["args"]) ? (body["args"] as unknown[]) : body["task"] !== undefined ? [body["task"]] : [];
+  return { entry: body["entry"], args, sessionId: sessionId as string | undefined };
+}

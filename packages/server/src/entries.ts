@@ -1,0 +1,66 @@
+import { Agent, type RunEventListener } from "rein";
+
+/**
+ * What a factory entry receives for one request: a listener for the run's
+ * events (pass it as the runtime's `onEvent`), the request's cancellation
+ * signal (pass it to `ask`/`stream` or read `currentSignal()`), and the run id.
+ * @example
+ * ```ts
+ * const make = ({ onEvent }: EntryInit) => new Researcher({ runtime: new Runtime({ provider, onEvent }) });
+ * ```
+ */
+export interface EntryInit {
+  /** Receives every event of the run; feeds SSE and `usage`. */
+  readonly onEvent: RunEventListener;
+  /** Fires when the run is cancelled (`POST /v1/runs/:id/cancel`, or shutdown). */
+  readonly signal: AbortSignal;
+  /** The run's id (`X-Run-Id`). */
+  readonly runId: string;
+}
+
+/** A factory building the object whose method an entry calls, once per request. */
+export type EntryFactory = (init: EntryInit) => object;
+
+/** An `Agent` subclass constructed with no arguments, once per request. */
+export type EntryClass = new () => Agent;
+
+/**
+ * One callable entry: `[AgentClass or factory, "methodName"]`. A class is
+ * constructed per request (`new Class()`); a factory is called per request
+ * with an {@link EntryInit}, so its runtime can report events (for SSE and
+ * `usage`) and honour cancellation.
+ * @example
+ * ```ts
+ * export const entries = { research: [Researcher, "research"] } satisfies Entries;
+ * ```
+ */
+export type Entry = readonly [target: EntryClass | EntryFactory, method: string];
+
+/** The entries a server exposes, by name: only these are callable. */
+export type Entries = Readonly<Record<string, Entry>>;
+
+/** @internal checks `entries` at construction (a usage error, not a request error). */
+export function checkEntries(entries: unknown): asserts entries is Entries {
+  if (typeof entries !== "object" || entries === null || Array.isArray(entries)) {
+    throw new TypeError("createServer({ entries }): entries must be an object of name -> [AgentClass or factory, \"methodName\"]");
+  }
+  for (const [name, entry] of Object.entries(entries)) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "function" || typeof entry[1] !== "string") {
+      throw new TypeError(`createServer({ entries }): entries.${name} must be [AgentClass or factory, "methodName"]`);
+    }
+    if (isAgentClass(entry[0]) && typeof (entry[0].prototype as Record<string, unknown>)[entry[1]] !== "function") {
+      throw new TypeError(`createServer({ entries }): entries.${name}: ${entry[0].name} has no method '${entry[1]}'`);
+    }
+  }
+}
+
+/** @internal true for an Agent subclass (constructed), false for a factory (called). */
+export function isAgentClass(target: EntryClass | EntryFactory | Function): target is EntryClass {
+  return typeof target === "function" && target.prototype instanceof Agent;
+}
+
+/** @internal the object an entry calls for one request. */
+export function instantiate(entry: Entry, init: EntryInit): Record<string, unknown> {
+  const [target] = entry;
+  return (isAgentClass(target) ? new target() : (target as EntryFactory)(init)) as Record<string, unknown>;
+}

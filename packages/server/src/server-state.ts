@@ -1,0 +1,22 @@
+import type { Hono } from "hono";
+import type { SessionStoreLike } from "rein";
+
+/** @internal what `serve` needs of an app made by `createServer`. */
+export interface ServerState {
+  readonly runs: Map<string, AbortController>;
+  readonly store: SessionStoreLike;
+  readonly ownsStore: boolean;
+  closing: boolean;
+}
+
+const states = new WeakMap<Hono, ServerState>();
+
+/** @internal */
+export function registerState(app: Hono, state: ServerState): void {
+  states.set(app, state);
+}
+
+/** @internal */
+export function stateOf(app: Hono): ServerState | undefined {
+  return states.get(app);
+}
