@@ -1,0 +1,43 @@
+import { runMain } from "./__fixtures__/run-main";
+import { ExitCode } from "./exit-codes";
+
+describe("rein --help and usage errors", () => {
+  test("--help lists the commands, the options and the exit codes, and exits 0", async () => {
+    const { code, stdout, stderr } = await runMain(["--help"]);
+    expect(code).toBe(ExitCode.Ok);
+    expect(stderr).toBe("");
+    expect(stdout).toContain("Usage: rein [options] [command]");
+    expect(stdout).toMatch(/run \[options\] <target>/);
+    expect(stdout).toMatch(/sessions\s+Inspect and export recorded sessions/);
+    expect(stdout).toContain("Exit codes:");
+    for (const line of ["0    ok", "1    the run", "2    usage error", "130  interrupted"]) expect(stdout).toContain(line);
+  });
+
+  test("run --help documents --task, --max-reach, --env, --store and --verbose", async () => {
+    const { code, stdout } = await runMain(["run", "--help"]);
+    expect(code).toBe(ExitCode.Ok);
+    for (const option of ["--task <text>", "--max-reach <n>", "--env <name>", "--store <path>", "--verbose"]) expect(stdout).toContain(option);
+    expect(stdout).not.toContain("--stall-ms");
+  });
+
+  test("sessions export --help names the formats", async () => {
+    const { code, stdout } = await runMain(["sessions", "export", "--help"]);
+    expect(code).toBe(ExitCode.Ok);
+    expect(stdout).toContain('choices: "mermaid", "dot", "json"');
+  });
+
+  test.each([
+    [["frobnicate"], /unknown command 'frobnicate'/],
+    [["run", "examples/cli-chain.ts#plan"], /required option '--task <text>' not specified/],
+    [["run", "examples/cli-chain.ts", "--task", "x"], /expected <module>#<entry>/],
+    [["run", "examples/cli-chain.ts#plan", "--task", "x", "--max-reach", "zero"], /--max-reach must be a positive integer, got 'zero'/],
+    [["run", "examples/no-such-module.ts#plan", "--task", "x"], /module not found: .*no-such-module\.ts/],
+    [["sessions", "export", "s1", "--format", "xml"], /Allowed choices are mermaid, dot, json/],
+  ])("usage error %j exits 2 with a one-line message", async (argv, message) => {
+    const { code, stdout, stderr } = await runMain(argv);
+    expect(code).toBe(ExitCode.UsageError);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});

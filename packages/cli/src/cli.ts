@@ -1,0 +1,99 @@
+import { Command, CommanderError, Option } from "commander";
+import type { CliIo } from "./cli-io";
+import { CliUsageError, ExitCode } from "./exit-codes";
+import { runCommand } from "./run-command";
+import { DEFAULT_STORE_PATH, exportSession, listSessions, showSession } from "./sessions-command";
+
+const EXIT_HELP = `
+Exit codes:
+  0    ok
+  1    the run (or the command) failed; the error is printed in one line
+  2    usage error (unknown command or option, missing argument)
+  130  interrupted (Ctrl-C); running nodes are recorded as interrupted
+
+Examples:
+  $ rein run examples/cli-chain.ts#plan --task "Summarize recursion"
+  $ rein sessions ls
+  $ rein sessions export <id> --format mermaid
+`;
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new CliUsageError(`--max-reach must be a positive integer, got '${value}'`);
+  return number;
+}
+
+function program(io: CliIo, result: { code: number }): Command {
+  const rein = new Command("rein")
+    .description("Run agent chains with a live reach status line; inspect and export recorded sessions.")
+    .option("--verbose", "print stack traces with errors")
+    .showHelpAfterError("(run `rein --help` for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText("after", EXIT_HELP);
+
+  rein
+    .command("run")
+    .description("Run <module>#<entry> in a child process, showing its reach status line")
+    .argument("<target>", "a module path and an entry name of its `entries` export, e.g. examples/cli-chain.ts#plan")
+    .requiredOption("--task <text>", "the task given to the entry")
+    .option("--max-reach <n>", "the maximum logic depth (agent entries) of the run", positiveInteger)
+    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--session <id>", "the session to record into (default: a new one)")
+    .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
+    .option("--verbose", "print stack traces with errors")
+    .action(async (target: string, options: Record<string, unknown>, command: Command) => {
+      const verbose = command.optsWithGlobals()["verbose"] === true;
+      result.code = await runCommand(io, target, { ...options, verbose } as Parameters<typeof runCommand>[2]);
+    });
+
+  const sessions = rein.command("sessions").description("Inspect and export recorded sessions");
+  sessions
+    .command("ls")
+    .description("List the sessions of a store")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .action((options: { store?: string }) => listSessions(io, options));
+  sessions
+    .command("show")
+    .description("Show a session and its nodes")
+    .argument("<id>", "the session id")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .action((id: string, options: { store?: string }) => showSession(io, id, options));
+  sessions
+    .command("export")
+    .description("Print a session graph as Mermaid, Graphviz dot or JSON")
+    .argument("<id>", "the session id")
+    .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .action((id: string, options: { store?: string; format?: string }) => exportSession(io, id, options));
+  return rein;
+}
+
+/**
+ * Runs the `rein` command with `argv` (without node and the script) and
+ * resolves to its exit code: 0 ok, 1 failed, 2 usage error, 130
+ * interrupted. Errors are printed to `io.stderr` in one line (with the
+ * stack when `--verbose` is given); nothing is thrown.
+ * @example
+ * ```ts
+ * const code = await main(["sessions", "ls", "--store", "runs.db"], processIo());
+ * ```
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const result = { code: ExitCode.Ok as number };
+  const verbose = argv.includes("--verbose");
+  try {
+    await program(io, result).parseAsync([...argv], { from: "user" });
+    return result.code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end with code 0; commander has already printed its own one-line message otherwise.
+      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.UsageError;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`rein: ${message}\n`);
+    if (verbose && error instanceof Error && error.stack !== undefined) io.stderr(`${error.stack}\n`);
+    return error instanceof CliUsageError ? ExitCode.UsageError : ExitCode.Failed;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The child process of `rein run`: loads the module, runs the entry under
+ * the reach policy the parent passed, publishes `currentReach()` figures
+ * for the status line, records into the session store, and writes the
+ * result for the parent. Every reach check happens here.
+ * @internal
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { existsSync, writeFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  addPreInvocationHook,
+  Agent,
+  Context,
+  currentReach,
+  DEFAULT_REACH_CONFIG_PATH,
+  loadReachConfig,
+  ReachPolicy,
+  SessionStore,
+  type ReachPolicyOptions,
+} from "rein";
+import { StatusPublisher, statusPaths } from "./status-channel";
+import type { ReachFigures } from "./status-line";
+
+/** What the parent passes in `REIN_CLI_RUN`. @internal */
+export interface ChildRunSpec {
+  readonly module: string;
+  readonly entry: string;
+  readonly task: string;
+  readonly maxReach?: number;
+  readonly store: string;
+  readonly sessionId: string;
+  readonly statusDir: string;
+}
+
+/** What the child writes to `result.json`. @internal */
+export type ChildResult =
+  | { readonly ok: true; readonly answer: unknown }
+  | { readonly ok: false; readonly interrupted?: boolean; readonly error: { readonly name: string; readonly message: string; readonly stack?: string } };
+
+type AgentClass = new (options?: { reach?: ReachPolicy | ReachPolicyOptions; context?: Context }) => Agent;
+
+async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; method: string }> {
+  const path = isAbsolute(spec.module) ? spec.module : resolve(spec.module);
+  if (!existsSync(path)) throw new Error(`module not found: ${path}`);
+  // require() goes through tsx's hook for a .ts module; import() handles an ES module .js/.mjs.
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = require(path) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_REQUIRE_ESM") throw error;
+    loaded = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  }
+  const entries = loaded["entries"] as Record<string, unknown> | undefined;
+  if (entries === undefined || typeof entries !== "object") {
+    throw new Error(`${spec.module} exports no \`entries\` (export const entries = { name: [AgentClass, "method"] })`);
+  }
+  const pair = entries[spec.entry];
+  const names = Object.keys(entries).join(", ") || "none";
+  if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "function" || typeof pair[1] !== "string") {
+    throw new Error(`${spec.module} has no entry '${spec.entry}' of the form [AgentClass, "method"] (entries: ${names})`);
+  }
+  const [agent, method] = pair as [AgentClass, string];
+  if (typeof (agent.prototype as unknown as Record<string, unknown>)[method] !== "function") {
+    throw new Error(`entry '${spec.entry}': ${agent.name} has no method '${method}'`);
+  }
+  return { agent, method };
+}
+
+function reachPolicy(spec: ChildRunSpec): ReachPolicy {
+  const configPath = resolve(DEFAULT_REACH_CONFIG_PATH);
+  const base: ReachPolicyOptions = {};
+  if (existsSync(configPath)) {
+    const config = loadReachConfig(configPath, { watch: false, reloadSignal: false });
+    Object.assign(base, config.limits);
+    config.close();
+  }
+  return new ReachPolicy(spec.maxReach === undefined ? base : { ...base, maxLogicDepth: spec.maxReach });
+}
+
+function errorOf(error: unknown): { name: string; message: string; stack?: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message.split("\n")[0] ?? "", stack: error.stack };
+  return { name: "Error", message: String(error) };
+}
+
+async function runChild(spec: ChildRunSpec): Promise<void> {
+  const paths = statusPaths(spec.statusDir);
+  const publisher = new StatusPublisher(paths);
+  const started = Date.now();
+  let seq = 0;
+  // The innermost call entered last: the timer reads currentReach() inside it, so the figures stay live between entries.
+  let probe: (<R>(fn: () => R) => R) | undefined;
+  const publish = (): void => {
+    const status = probe?.(() => currentReach());
+    const figure = (pair: { used: number; limit: number }) => ({ used: pair.used, limit: Number.isFinite(pair.limit) ? pair.limit : null });
+    const reach: ReachFigures | undefined =
+      status === undefined
+        ? undefined
+        : { depth: figure(status.depth), memoryMb: figure(status.memoryMb), zone: status.zone, tokens: figure(status.tokens), costUsd: figure(status.costUsd), elapsedMs: status.elapsedMs };
+    publisher.publish({ seq: ++seq, elapsedMs: Date.now() - started, reach });
+  };
+  addPreInvocationHook(() => {
+    if (currentReach() !== undefined) probe = AsyncLocalStorage.snapshot();
+    publish();
+  });
+  const timer = setInterval(publish, 100);
+  const finish = (result: ChildResult, code: number): never => {
+    clearInterval(timer);
+    writeFileSync(paths.result, JSON.stringify(result));
+    publisher.close();
+    process.exit(code);
+  };
+
+  const store = new SessionStore({ path: spec.store });
+  process.on("SIGINT", () => {
+    // The store's own shutdown handler (installed first) has flushed and marked running nodes interrupted.
+    finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "interrupted by SIGINT" } }, 130);
+  });
+  publish();
+  try {
+    const { agent, method } = await loadEntry(spec);
+    if (!store.listSessions().some((session) => session.id === spec.sessionId)) {
+      store.createSession(spec.sessionId, { agentId: agent.name, title: spec.task.slice(0, 200) });
+    }
+    const context = Context.forSession(store, spec.sessionId);
+    const instance = new agent({ reach: reachPolicy(spec), context }) as unknown as Record<string, (task: string) => unknown>;
+    const answer = await instance[method]!(spec.task);
+    store.close();
+    finish({ ok: true, answer }, 0);
+  } catch (error) {
+    try {
+      store.close();
+    } catch {
+      /* the error of the run is what matters */
+    }
+    finish({ ok: false, error: errorOf(error) }, 1);
+  }
+}
+
+const raw = process.env["REIN_CLI_RUN"];
+if (raw !== undefined) {
+  void runChild(JSON.parse(raw) as ChildRunSpec);
+}

@@ -1,0 +1,162 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { extname, join, resolve } from "node:path";
+import type { CliIo } from "./cli-io";
+import { CliUsageError, ExitCode } from "./exit-codes";
+import type { ChildResult, ChildRunSpec } from "./run-child";
+import { pollStatus, statusPaths } from "./status-channel";
+import { formatStatusLine, type StatusMessage } from "./status-line";
+import { DEFAULT_STORE_PATH } from "./sessions-command";
+
+/** Options of `rein run`. */
+export interface RunCommandOptions {
+  /** The task given to the entry. */
+  readonly task: string;
+  /** The maximum logic depth (the policy's `maxLogicDepth`). @default the config file's, else 5 */
+  readonly maxReach?: number;
+  /** The `config/reach.yaml` environment (REIN_ENV of the child). @default the inherited REIN_ENV */
+  readonly env?: string;
+  /** The session store file. @default ".rein/sessions.db" */
+  readonly store?: string;
+  /** The session to record into. @default a new one */
+  readonly session?: string;
+  /** No status update for this long shows the run as `stalled`. @default 5000 */
+  readonly stallMs?: number;
+  /** Print the error's stack, and the child's, when the run fails. */
+  readonly verbose?: boolean;
+}
+
+/** How often the parent asks the child for its status. */
+const POLL_MS = 100;
+const CLEAR_LINE = "\r\x1b[2K";
+
+function parseTarget(target: string): { module: string; entry: string } {
+  const hash = target.lastIndexOf("#");
+  if (hash <= 0 || hash === target.length - 1) {
+    throw new CliUsageError(`expected <module>#<entry>, e.g. examples/cli-chain.ts#plan, got '${target}'`);
+  }
+  return { module: target.slice(0, hash), entry: target.slice(hash + 1) };
+}
+
+/** The node arguments that run the child script, through tsx's require hook for TypeScript. */
+function childCommand(modulePath: string): string[] {
+  const ownSource = extname(__filename) === ".ts";
+  const script = join(__dirname, ownSource ? "run-child.ts" : "run-child.js");
+  const needsTsx = ownSource || [".ts", ".mts", ".cts"].includes(extname(modulePath));
+  return needsTsx ? ["--require", require.resolve("tsx/cjs"), script] : [script];
+}
+
+/**
+ * `rein run <module>#<entry> --task "…"`: runs the entry in a child process
+ * (which does every reach check), shows the child's reach status — redrawn
+ * in place on a TTY, one plain line per change otherwise — forwards Ctrl-C,
+ * and prints the answer or the error in one line. Resolves to the exit code.
+ * @example
+ * ```ts
+ * const code = await runCommand(processIo(), "examples/cli-chain.ts#plan", { task: "Summarize recursion" });
+ * ```
+ */
+export async function runCommand(io: CliIo, target: string, options: RunCommandOptions): Promise<number> {
+  const { module, entry } = parseTarget(target);
+  const modulePath = resolve(io.cwd, module);
+  if (!existsSync(modulePath)) throw new CliUsageError(`module not found: ${modulePath}`);
+  const statusDir = mkdtempSync(join(tmpdir(), "rein-run-"));
+  const paths = statusPaths(statusDir);
+  const spec: ChildRunSpec = {
+    module: modulePath,
+    entry,
+    task: options.task,
+    maxReach: options.maxReach,
+    store: resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH),
+    sessionId: options.session ?? randomUUID(),
+    statusDir,
+  };
+  const env: NodeJS.ProcessEnv = { ...io.env, REIN_CLI_RUN: JSON.stringify(spec) };
+  if (options.env !== undefined) env["REIN_ENV"] = options.env;
+  // Run from source (the monorepo's tests): tsx resolves `rein` to the packages' sources, as jest does.
+  const testConfig = join(__dirname, "..", "..", "..", "tsconfig.test.json");
+  if (extname(__filename) === ".ts" && env["TSX_TSCONFIG_PATH"] === undefined && existsSync(testConfig)) env["TSX_TSCONFIG_PATH"] = testConfig;
+  const child = spawn(process.execPath, childCommand(modulePath), { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+
+  const started = Date.now();
+  const stallMs = options.stallMs ?? 5000;
+  let latest: StatusMessage | undefined;
+  let lastChangeAt = started;
+  let drawn = false;
+  let lastPlain = "";
+  let interrupted = false;
+
+  const render = (): void => {
+    const stalled = Date.now() - lastChangeAt >= stallMs;
+    const line = formatStatusLine(latest, { stalled, elapsedMs: Date.now() - started });
+    if (io.isTTY) {
+      io.stdout(`${CLEAR_LINE}${line}`);
+      drawn = true;
+    } else {
+      // Piped: a line when something other than the clock and the memory figure changes.
+      const key = line.replace(/ \| \d+(:\d\d)+/, "").replace(/Memory [^|]*\| /, "");
+      if (key !== lastPlain) io.stdout(`${line}\n`);
+      lastPlain = key;
+    }
+  };
+  // The child's own output goes above the status line.
+  const passThrough = (write: (text: string) => void) => (chunk: Buffer) => {
+    if (drawn) io.stdout(CLEAR_LINE);
+    drawn = false;
+    write(chunk.toString());
+  };
+  child.stdout.on("data", passThrough(io.stdout));
+  child.stderr.on("data", passThrough(io.stderr));
+
+  let polling = false;
+  const poll = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    void pollStatus(paths).then((status) => {
+      polling = false;
+      if (status !== undefined && status.seq !== latest?.seq) {
+        latest = status;
+        lastChangeAt = Date.now();
+      }
+      render();
+    });
+  }, POLL_MS);
+  const onSigint = (): void => {
+    interrupted = true;
+    child.kill("SIGINT");
+  };
+  process.on("SIGINT", onSigint);
+
+  try {
+    const exitCode = await new Promise<number | null>((done) => child.once("close", (code) => done(code)));
+    clearInterval(poll);
+    if (drawn) io.stdout("\n");
+    let result: ChildResult | undefined;
+    try {
+      result = JSON.parse(readFileSync(paths.result, "utf8")) as ChildResult;
+    } catch {
+      result = undefined;
+    }
+    if (interrupted || (result !== undefined && !result.ok && result.interrupted === true)) {
+      io.stderr("rein: interrupted\n");
+      return ExitCode.Interrupted;
+    }
+    if (result === undefined) {
+      io.stderr(`rein: the run's process ended with code ${exitCode ?? "none"} before reporting a result\n`);
+      return ExitCode.Failed;
+    }
+    if (result.ok) {
+      io.stdout(`${typeof result.answer === "string" ? result.answer : JSON.stringify(result.answer, null, 2)}\n`);
+      return ExitCode.Ok;
+    }
+    io.stderr(`rein: ${result.error.name}: ${result.error.message}\n`);
+    if (options.verbose === true && result.error.stack !== undefined) io.stderr(`${result.error.stack}\n`);
+    return ExitCode.Failed;
+  } finally {
+    clearInterval(poll);
+    process.off("SIGINT", onSigint);
+    rmSync(statusDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Context, SessionStore } from "rein";
+import { Planner } from "../../../examples/cli-chain";
+import { runMain } from "./__fixtures__/run-main";
+import { ExitCode } from "./exit-codes";
+
+let dir: string;
+let storePath: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rein-cli-sessions-"));
+  storePath = join(dir, "sessions.db");
+  process.env["CLI_CHAIN_PAUSE_MS"] = "0";
+  const store = new SessionStore({ path: storePath, shutdownFlush: false });
+  store.createSession("chain-1", { agentId: "Planner", title: "Summarize recursion" });
+  await new Planner({ context: Context.forSession(store, "chain-1") }).plan("Summarize recursion");
+  store.createSession("empty-1", { agentId: "Nobody", title: "Nothing yet" });
+  store.close();
+});
+
+afterAll(() => {
+  delete process.env["CLI_CHAIN_PAUSE_MS"];
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("sessions ls lists every session with its agent, node count and title", async () => {
+  const { code, stdout, stderr } = await runMain(["sessions", "ls", "--store", storePath]);
+  expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
+  const lines = stdout.trimEnd().split("\n");
+  expect(lines[0]).toMatch(/^ID\s+AGENT\s+NODES\s+UPDATED\s+TITLE$/);
+  expect(lines.slice(1).find((line) => line.startsWith("chain-1"))).toMatch(/^chain-1\s+Planner\s+4\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+Summarize recursion$/);
+  expect(lines.slice(1).find((line) => line.startsWith("empty-1"))).toMatch(/Nobody\s+0\s/);
+});
+
+test("--store is resolved from the working directory; the default is .rein/sessions.db", async () => {
+  const relative = await runMain(["sessions", "ls", "--store", "sessions.db"], dir);
+  expect(relative.code).toBe(ExitCode.Ok);
+  const missing = await runMain(["sessions", "ls"], dir);
+  expect(missing.code).toBe(ExitCode.Failed);
+  expect(missing.stderr).toBe(`rein: no session store at ${join(dir, ".rein", "sessions.db")} (run \`rein run\` first, or pass --store <path>)\n`);
+});
+
+test("sessions show prints the session and its nodes, indented by caller, with their status", async () => {
+  const { code, stdout } = await runMain(["sessions", "show", "chain-1", "--store", storePath]);
+  expect(code).toBe(ExitCode.Ok);
+  expect(stdout).toContain("Session chain-1\n  agent:   Planner\n  title:   Summarize recursion\n");
+  expect(stdout).toContain("  nodes:   4\n");
+  const nodes = stdout.split("\n\n")[1]!.trimEnd().split("\n");
+  expect(nodes).toHaveLength(4);
+  expect(nodes[0]).toMatch(/^ {3}0 {2}code Planner\.plan \[completed\] \(head\) {2}Recursion is a function/);
+  expect(nodes[1]).toMatch(/^ {3}1 {4}code Researcher\.research \[completed\]/);
+  expect(nodes[2]).toMatch(/^ {3}2 {6}llm scripted-researcher \[completed\]/);
+  expect(nodes[3]).toMatch(/^ {3}3 {4}llm scripted-planner \[completed\]/);
+});
+
+test("sessions show of an unknown id fails with the store's one-line message (exit 1); --verbose adds the stack", async () => {
+  const plain = await runMain(["sessions", "show", "nope", "--store", storePath]);
+  expect(plain.code).toBe(ExitCode.Failed);
+  expect(plain.stderr).toMatch(/^rein: Session 'nope' does not exist in session store .*\n$/);
+  const verbose = await runMain(["sessions", "show", "nope", "--store", storePath, "--verbose"]);
+  expect(verbose.code).toBe(ExitCode.Failed);
+  expect(verbose.stderr).toMatch(/\n\s+at /);
+});
+
+test.each([
+  ["mermaid", (text: string) => expect(text).toMatch(/^flowchart TD\n {2}n0\["code: Planner\.plan \(completed\)"\]\n/)],
+  ["dot", (text: string) => expect(text).toMatch(/^digraph "chain-1" \{\n {2}node \[shape=box\];\n {2}n0 \[label="code: Planner\.plan \(completed\)", penwidth=3\];/)],
+  ["json", (text: string) => expect(JSON.parse(text)).toMatchObject({ session: { id: "chain-1", nodeCount: 4 }, nodes: expect.any(Array) })],
+])("sessions export --format %s prints the store's graph", async (format, check) => {
+  const { code, stdout } = await runMain(["sessions", "export", "chain-1", "--format", format, "--store", storePath]);
+  expect(code).toBe(ExitCode.Ok);
+  check(stdout);
+  const store = new SessionStore({ path: storePath, shutdownFlush: false });
+  try {
+    expect(stdout.trimEnd()).toBe(store.exportGraph("chain-1", { format: format as "mermaid" | "dot" | "json" }).trimEnd());
+  } finally {
+    store.close();
+  }
+});
+
+test("sessions export defaults to mermaid", async () => {
+  const { stdout } = await runMain(["sessions", "export", "chain-1", "--store", storePath]);
+  expect(stdout.startsWith("flowchart TD\n")).toBe(true);
+});

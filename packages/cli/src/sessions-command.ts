@@ -1,0 +1,95 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { SessionStore, type SessionNode } from "rein";
+import type { CliIo } from "./cli-io";
+import { CliUsageError } from "./exit-codes";
+
+/** The session store file `rein` reads and writes when `--store` is not given. */
+export const DEFAULT_STORE_PATH = ".rein/sessions.db";
+
+const FORMATS = ["mermaid", "dot", "json"] as const;
+
+/** Output formats of `rein sessions export`. */
+export type ExportFormat = (typeof FORMATS)[number];
+
+function openStore(io: CliIo, path: string | undefined): SessionStore {
+  const location = resolve(io.cwd, path ?? DEFAULT_STORE_PATH);
+  // Opening a missing file would create an empty store: say where the store was looked for instead.
+  if (!existsSync(location)) {
+    throw new Error(`no session store at ${location} (run \`rein run\` first, or pass --store <path>)`);
+  }
+  return new SessionStore({ path: location, shutdownFlush: false });
+}
+
+function withStore<R>(io: CliIo, path: string | undefined, use: (store: SessionStore) => R): R {
+  const store = openStore(io, path);
+  try {
+    return use(store);
+  } finally {
+    store.close();
+  }
+}
+
+function time(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace("T", " ").slice(0, 19);
+}
+
+function oneLine(value: unknown, width = 60): string {
+  if (value === undefined || value === null) return "";
+  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+function statusOf(node: SessionNode): string {
+  const status = node.metadata["status"];
+  return typeof status === "string" ? status : "-";
+}
+
+/** `rein sessions ls`: one line per session, newest first. */
+export function listSessions(io: CliIo, options: { store?: string }): void {
+  withStore(io, options.store, (store) => {
+    const sessions = store.listSessions().sort((a, b) => b.updatedAt - a.updatedAt);
+    if (sessions.length === 0) {
+      io.stdout("No sessions.\n");
+      return;
+    }
+    io.stdout(`${"ID".padEnd(38)} ${"AGENT".padEnd(16)} ${"NODES".padStart(5)}  UPDATED              TITLE\n`);
+    for (const session of sessions) {
+      io.stdout(
+        `${session.id.padEnd(38)} ${(session.agentId ?? "-").padEnd(16)} ${String(session.nodeCount).padStart(5)}  ${time(session.updatedAt)}  ${oneLine(session.title, 50)}\n`,
+      );
+    }
+  });
+}
+
+/** `rein sessions show <id>`: the session's fields, then its nodes in `seq` order, indented by caller. */
+export function showSession(io: CliIo, id: string, options: { store?: string }): void {
+  withStore(io, options.store, (store) => {
+    const session = store.getSession(id);
+    const nodes = store.readNodes(id);
+    io.stdout(`Session ${session.id}\n`);
+    io.stdout(`  agent:   ${session.agentId ?? "-"}\n  title:   ${session.title ?? "-"}\n`);
+    io.stdout(`  created: ${time(session.createdAt)}\n  updated: ${time(session.updatedAt)}\n  nodes:   ${session.nodeCount}\n\n`);
+    const depthOf = new Map<string, number>();
+    for (const node of nodes) {
+      const depth = node.caller === null ? 0 : (depthOf.get(node.caller) ?? 0) + 1;
+      depthOf.set(node.id, depth);
+      const head = node.id === session.headId ? " (head)" : "";
+      io.stdout(
+        `${String(node.seq).padStart(4)}  ${"  ".repeat(depth)}${node.role} ${node.name} [${statusOf(node)}]${head}  ${oneLine(node.output)}\n`,
+      );
+    }
+  });
+}
+
+/** `rein sessions export <id> --format mermaid|dot|json`: the session graph on stdout. */
+export function exportSession(io: CliIo, id: string, options: { store?: string; format?: string }): void {
+  const format = options.format ?? "mermaid";
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw new CliUsageError(`--format must be one of ${FORMATS.join(", ")}, got '${format}'`);
+  }
+  withStore(io, options.store, (store) => {
+    const text = store.exportGraph(id, { format: format as ExportFormat });
+    io.stdout(text.endsWith("\n") ? text : `${text}\n`);
+  });
+}

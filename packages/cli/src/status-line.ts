@@ -1,0 +1,73 @@
+/** A used / limit pair; a `null` limit is no limit (JSON has no Infinity). */
+export interface ReachFigure {
+  readonly used: number;
+  readonly limit: number | null;
+}
+
+/** The reach figures the child publishes: `currentReach()` of the running call. */
+export interface ReachFigures {
+  readonly depth: ReachFigure;
+  readonly memoryMb: ReachFigure;
+  readonly zone: string;
+  readonly tokens: ReachFigure;
+  readonly costUsd: ReachFigure;
+  readonly elapsedMs: number;
+}
+
+/** One status message of a run's child process. */
+export interface StatusMessage {
+  /** Increases with every publication: the parent sees the child is alive while it changes. */
+  readonly seq: number;
+  /** Milliseconds since the child started the entry. */
+  readonly elapsedMs: number;
+  /** The running call's reach, once an Agent entry is running under a policy. */
+  readonly reach?: ReachFigures;
+}
+
+function count(value: number | null): string {
+  if (value === null || value === Infinity) return "∞";
+  if (value >= 1_000_000) return `${Number((value / 1_000_000).toFixed(1))}M`;
+  if (value >= 1000) return `${Number((value / 1000).toFixed(1))}k`;
+  return String(Math.round(value));
+}
+
+function megabytes(value: number | null): string {
+  return value === null || value === Infinity ? "∞" : `${Number(value.toFixed(1))}MB`;
+}
+
+/** `mm:ss` (or `h:mm:ss` past an hour). */
+export function clock(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const hours = Math.floor(seconds / 3600);
+  return hours > 0 ? `${hours}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}` : `${two(Math.floor(seconds / 60))}:${two(seconds % 60)}`;
+}
+
+/**
+ * The status line of a run, e.g.
+ * `[REACH] Depth 2/3 | Memory 642.3MB/820MB | Zone local | Tokens 12.4k/50k | 00:12`,
+ * with ` | stalled` appended when the child has not published for the stall timeout.
+ * @example
+ * ```ts
+ * formatStatusLine({ seq: 1, elapsedMs: 12_000, reach }, { stalled: false });
+ * ```
+ */
+export function formatStatusLine(status: StatusMessage | undefined, options: { stalled: boolean; elapsedMs: number }): string {
+  const reach = status?.reach;
+  const parts = ["[REACH]"];
+  if (reach === undefined) {
+    parts.push(status === undefined ? "starting" : "running");
+  } else {
+    parts.push(
+      `Depth ${reach.depth.used}/${count(reach.depth.limit)} |`,
+      `Memory ${megabytes(reach.memoryMb.used)}/${megabytes(reach.memoryMb.limit)} |`,
+      `Zone ${reach.zone} |`,
+      `Tokens ${count(reach.tokens.used)}/${count(reach.tokens.limit)}`,
+    );
+    const cost = reach.costUsd;
+    if (cost.limit !== null && cost.limit !== Infinity) parts[parts.length - 1] += ` | Cost $${cost.used.toFixed(2)}/$${cost.limit.toFixed(2)}`;
+  }
+  parts.push(`| ${clock(options.elapsedMs)}`);
+  if (options.stalled) parts.push("| stalled");
+  return parts.join(" ");
+}
