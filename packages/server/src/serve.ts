@@ -1,3 +1,4 @@
+import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve as nodeServe } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -68,8 +69,15 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
               state.store.interruptRunning();
               state.store.flush();
             }
-            if ("closeIdleConnections" in server) (server as { closeIdleConnections(): void }).closeIdleConnections();
+            // The cancelled runs' answers are written within a few ticks; then idle keep-alive
+            // connections are closed, and after another grace period every connection.
+            await new Promise((r) => setTimeout(r, 20));
+            const http = server as Partial<Pick<HttpServer, "closeIdleConnections" | "closeAllConnections">>;
+            http.closeIdleConnections?.();
+            const forced = setTimeout(() => http.closeAllConnections?.(), graceMs);
+            forced.unref();
             await stopped;
+            clearTimeout(forced);
             if (state?.ownsStore === true) state.store.close();
           })()),
       });

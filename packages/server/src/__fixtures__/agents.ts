@@ -68,6 +68,7 @@ export const entries = {
   add: [Researcher, "add"],
   stream: [researcherFactory, "research"],
   sleep: [sleeperFactory, "sleep"],
+  nap: [Sleeper, "sleep"],
   broken: [brokenFactory, "research"],
   fail: [Thrower, "fail"],
 } satisfies Entries;

@@ -1,0 +1,112 @@
+import { InMemorySessionStore, encodePolicyHeader } from "rein";
+import { createServer } from "./create-server";
+import { serve, type RunningServer } from "./serve";
+import { entries } from "./__fixtures__/agents";
+
+let savedSecret: string | undefined;
+beforeAll(() => {
+  savedSecret = process.env.REIN_POLICY_SECRET;
+  delete process.env.REIN_POLICY_SECRET;
+});
+afterAll(() => {
+  if (savedSecret !== undefined) process.env.REIN_POLICY_SECRET = savedSecret;
+});
+
+interface Frame {
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+function parseSse(text: string): Frame[] {
+  return text
+    .split("\n\n")
+    .filter((block) => block.length > 0)
+    .map((block) => {
+      const frame: Frame = {};
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) frame.comment = line.slice(1).trim();
+        else if (line.startsWith("event: ")) frame.event = line.slice(7);
+        else if (line.startsWith("data: ")) frame.data = line.slice(6);
+      }
+      return frame;
+    });
+}
+
+function run(server: RunningServer, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${server.url}/v1/agent/run`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "X-Agent-Policy": encodePolicyHeader({ depth: 3 }), ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+describe("SSE over a real socket", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await serve({ app: createServer({ entries, heartbeatMs: 20 }), port: 0 });
+  });
+  afterAll(() => server.close());
+
+  it("one data: line per RunEvent (JSON), event: run-finish last with the result", async () => {
+    const response = await run(server, { entry: "stream", task: "task-sse" }, { accept: "text/event-stream" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    expect(response.headers.get("x-run-id")).toMatch(/.{8,}/);
+    const frames = parseSse(await response.text()).filter((frame) => frame.comment === undefined);
+    const events = frames.slice(0, -1).map((frame) => JSON.parse(frame.data!) as { type: string; agent: string });
+    expect(frames.slice(0, -1).every((frame) => frame.event === undefined)).toBe(true);
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["run-start", "model-request", "model-response", "run-finish"]));
+    expect(events.every((event) => event.agent === "Researcher")).toBe(true);
+    const last = frames.at(-1)!;
+    expect(last.event).toBe("run-finish");
+    expect(JSON.parse(last.data!)).toMatchObject({ result: "answer about task-sse", status: "completed", usage: { inputTokens: 7, outputTokens: 3 } });
+  });
+
+  it("heartbeat comments while a run is quiet (interval configurable)", async () => {
+    const response = await run(server, { entry: "sleep", args: [120] }, { accept: "text/event-stream" });
+    const frames = parseSse(await response.text());
+    expect(frames.filter((frame) => frame.comment === "heartbeat").length).toBeGreaterThanOrEqual(2);
+    expect(frames.at(-1)).toMatchObject({ event: "run-finish" });
+    expect(JSON.parse(frames.at(-1)!.data!)).toMatchObject({ result: "woke", status: "completed" });
+  });
+
+  it("a request error before the run is JSON 4xx even when SSE was asked for", async () => {
+    const response = await run(server, { entry: "nope" }, { accept: "text/event-stream" });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { type: "not_found" } });
+  });
+
+  it("cancel through the X-Run-Id header of an SSE response: run-finish says cancelled", async () => {
+    const response = await run(server, { entry: "sleep", args: [5000] }, { accept: "text/event-stream" });
+    const runId = response.headers.get("x-run-id")!;
+    const cancel = await fetch(`${server.url}/v1/runs/${runId}/cancel`, { method: "POST" });
+    expect(cancel.status).toBe(200);
+    const frames = parseSse(await response.text());
+    expect(JSON.parse(frames.at(-1)!.data!)).toMatchObject({ runId, status: "cancelled" });
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("close() stops accepting, waits the grace period, cancels runs in flight, marks running nodes interrupted, and leaves a given store open", async () => {
+    const store = new InMemorySessionStore();
+    const server = await serve({ app: createServer({ entries, store }), port: 0, graceMs: 100 });
+    const quick = run(server, { entry: "sleep", args: [30], sessionId: "quick" });
+    const stuck = run(server, { entry: "nap", args: [1500], sessionId: "stuck" });
+    await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    const closing = server.close();
+    // the quick run finishes within the grace period; the stuck one (ignores its signal) is cancelled after it
+    expect(await (await quick).json()).toMatchObject({ result: "woke", status: "completed" });
+    const stuckResponse = await stuck;
+    expect(await stuckResponse.json()).toMatchObject({ status: "cancelled", sessionId: "stuck" });
+    await closing;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    const sleeping = store.readNodes("stuck").find((node) => node.name === "Sleeper.sleep")!;
+    expect(sleeping.metadata["status"]).toBe("interrupted");
+    // the store given to the server is still open
+    expect(store.hasSession("quick")).toBe(true);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 1600));
+  });
+});
