@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionStore } from "rein";
+import { ExitCode } from "./exit-codes";
+
+const ROOT = join(__dirname, "..", "..", "..");
+const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
+/** `rein` from source: node with tsx's require hook, `rein` mapped to the packages' sources. */
+const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+const ENV = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "600" };
+
+let dir: string;
+beforeAll(() => (dir = mkdtempSync(join(tmpdir(), "rein-cli-run-"))));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Finished {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv = ENV): { child: ChildProcess; done: Promise<Finished>; stdout: () => string } {
+  const child = spawn(command, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<Finished>((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+  return { child, done, stdout: () => stdout };
+}
+
+function rein(args: readonly string[], env?: NodeJS.ProcessEnv) {
+  return start(REIN[0]!, [...REIN.slice(1), ...args], env);
+}
+
+function readStore(path: string) {
+  const store = new SessionStore({ path, shutdownFlush: false });
+  try {
+    const [session] = store.listSessions();
+    return { session: session!, nodes: store.readNodes(session!.id) };
+  } finally {
+    store.close();
+  }
+}
+
+const STATUS = /^\[REACH\] Depth (\d+)\/(\d+) \| Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| \d\d:\d\d( \| stalled)?$/;
+
+test("piped: one plain status line per change, then the answer; exit 0; the run is recorded in --store", async () => {
+  const store = join(dir, "piped.db");
+  const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", store]).done;
+  expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
+  const lines = stdout.trimEnd().split("\n");
+  expect(stdout).not.toContain("\r");
+  expect(stdout).not.toContain("\x1b");
+  expect(lines.at(-1)).toBe("Recursion is a function calling itself on a smaller input until it reaches a base case.");
+  const status = lines.slice(0, -1);
+  expect(status.length).toBeGreaterThanOrEqual(1);
+  expect(status.filter((line) => STATUS.test(line)).map((line) => line.match(STATUS)![1])).toContain("2");
+  for (const line of status) expect(line).toMatch(/^\[REACH\] (starting|running|Depth)/);
+  // Consecutive lines differ: nothing is printed while only the clock or the memory figure moves.
+  const keys = status.map((line) => line.replace(/Memory [^|]*\| /, "").replace(/ \| \d\d:\d\d/, ""));
+  keys.forEach((key, index) => index > 0 && expect(key).not.toBe(keys[index - 1]));
+  const { session, nodes } = readStore(store);
+  expect(session).toMatchObject({ agentId: "Planner", title: "Summarize recursion", nodeCount: 4 });
+  expect(nodes.map((node) => [node.name, node.metadata["status"]])).toEqual([
+    ["Planner.plan", "completed"],
+    ["Researcher.research", "completed"],
+    ["scripted-researcher", "completed"],
+    ["scripted-planner", "completed"],
+  ]);
+}, 15_000);
+
+test("on a TTY (a real pseudo-terminal via script): the status line is redrawn in place with \\r + ESC[2K", async () => {
+  const command = [...REIN, "run", `${EXAMPLE}#plan`, "--task", "'Summarize recursion'", "--store", join(dir, "tty.db")].join(" ");
+  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"]).done;
+  expect(code).toBe(ExitCode.Ok);
+  const redraws = stdout.split("\r\x1b[2K").slice(1);
+  // ~100 ms polls over a run of ≥600 ms: several redraws, each of one line, no newline between them.
+  expect(redraws.length).toBeGreaterThanOrEqual(4);
+  for (const frame of redraws.slice(0, -1)) expect(frame).toMatch(/^\[REACH\] [^\n]*$/);
+  expect(redraws.some((frame) => /^\[REACH\] Depth 2\/5 \| Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| 00:0\d$/.test(frame))).toBe(true);
+  // The last frame ends the line, then the answer follows (the pty turns \n into \r\n).
+  expect(redraws.at(-1)).toMatch(/^\[REACH\] [^\n]*\r\nRecursion is a function calling itself on a smaller input until it reaches a base case\.\r\n$/);
+}, 15_000);
+
+test("--max-reach is passed to the child as maxLogicDepth: a depth-2 chain with --max-reach 1 fails in one line, exit 1", async () => {
+  const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "x", "--max-reach", "1", "--store", join(dir, "reach.db")]).done;
+  expect(code).toBe(ExitCode.Failed);
+  expect(stdout).toMatch(/Depth 1\/1/);
+  expect(stderr).toMatch(/^rein: ReachExceededError: [^\n]*depth[^\n]*\n$/);
+}, 15_000);
+
+test("--verbose adds the child's stack to the one-line error; an unknown entry names the module's entries", async () => {
+  const { code, stderr } = await rein(["run", `${EXAMPLE}#nope`, "--task", "x", "--store", join(dir, "bad.db"), "--verbose"]).done;
+  expect(code).toBe(ExitCode.Failed);
+  expect(stderr.split("\n")[0]).toMatch(/^rein: Error: .*cli-chain\.ts has no entry 'nope' of the form \[AgentClass, "method"\] \(entries: plan, stall, hang\)$/);
+  expect(stderr).toMatch(/\n\s+at /);
+}, 15_000);
+
+test("Ctrl-C (SIGINT to the parent) is forwarded: exit 130, running nodes recorded interrupted", async () => {
+  const store = join(dir, "sigint.db");
+  const run = rein(["run", `${EXAMPLE}#hang`, "--task", "wait", "--store", store]);
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (/Depth 1\/5/.test(run.stdout())) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 20);
+  });
+  run.child.kill("SIGINT");
+  const { code, stderr } = await run.done;
+  expect(code).toBe(ExitCode.Interrupted);
+  expect(stderr).toBe("rein: interrupted\n");
+  const { nodes } = readStore(store);
+  expect(nodes.map((node) => [node.role, node.name, node.metadata["status"]])).toEqual([
+    ["code", "Waiter.wait", "interrupted"],
+    ["llm", "scripted-waiter", "completed"],
+    ["code", "Waiter.wait_for_signal", "interrupted"],
+  ]);
+}, 15_000);
+
+test("stalled watchdog: a tool that blocks the child's event loop longer than the stall time shows `stalled`, then the run ends", async () => {
+  const env = { ...ENV, CLI_CHAIN_BLOCK_MS: "1500" };
+  const { code, stdout } = await rein(["run", `${EXAMPLE}#stall`, "--task", "crunch", "--store", join(dir, "stall.db"), "--stall-ms", "500"], env).done;
+  expect(code).toBe(ExitCode.Ok);
+  const lines = stdout.trimEnd().split("\n");
+  expect(lines.some((line) => /^\[REACH\] Depth 1\/5 .* \| stalled$/.test(line))).toBe(true);
+  expect(lines.at(-1)).toBe("Crunched.");
+}, 15_000);
