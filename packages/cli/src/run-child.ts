@@ -29,6 +29,8 @@ export interface ChildRunSpec {
   readonly entry: string;
   readonly task: string;
   readonly maxReach?: number;
+  /** The `--env` given, if any (the child's REIN_ENV is set to it). */
+  readonly env?: string;
   readonly store: string;
   readonly sessionId: string;
   readonly statusDir: string;
@@ -68,10 +70,17 @@ async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; metho
   return { agent, method };
 }
 
+/**
+ * The run's policy: `config/reach.yaml` (or REIN_REACH_CONFIG) with the
+ * REIN_ENV section when there is one, `--max-reach` over its depth. A
+ * missing file is an error only when it was asked for (REIN_REACH_CONFIG
+ * or `--env`).
+ */
 function reachPolicy(spec: ChildRunSpec): ReachPolicy {
-  const configPath = resolve(DEFAULT_REACH_CONFIG_PATH);
+  const named = process.env["REIN_REACH_CONFIG"];
+  const configPath = resolve(named || DEFAULT_REACH_CONFIG_PATH);
   const base: ReachPolicyOptions = {};
-  if (existsSync(configPath)) {
+  if (existsSync(configPath) || Boolean(named) || spec.env !== undefined) {
     const config = loadReachConfig(configPath, { watch: false, reloadSignal: false });
     Object.assign(base, config.limits);
     config.close();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "rein";
@@ -129,4 +129,39 @@ test("stalled watchdog: a tool that blocks the child's event loop longer than th
   const lines = stdout.trimEnd().split("\n");
   expect(lines.some((line) => /^\[REACH\] Depth 1\/5 .* \| stalled$/.test(line))).toBe(true);
   expect(lines.at(-1)).toBe("Crunched.");
+}, 15_000);
+
+test("--env picks the config/reach.yaml environment (REIN_ENV of the child); --max-reach overrides its depth", async () => {
+  const project = mkdtempSync(join(dir, "project-"));
+  mkdirSync(join(project, "config"));
+  writeFileSync(
+    join(project, "config", "reach.yaml"),
+    "defaults:\n  max_logic_depth: 4\nenvironments:\n  tight:\n    max_logic_depth: 1\n",
+  );
+  const run = (args: string[]) => {
+    const child = spawn(REIN[0]!, [...REIN.slice(1), "run", `${EXAMPLE}#plan`, "--task", "x", "--store", "s.db", ...args], { cwd: project, env: ENV });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    return new Promise<Finished>((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+  };
+  const [defaults, tight, overridden] = await Promise.all([run([]), run(["--env", "tight"]), run(["--env", "tight", "--max-reach", "3"])]);
+  expect(defaults.code).toBe(ExitCode.Ok);
+  expect(defaults.stdout).toMatch(/Depth 2\/4/);
+  expect(tight.code).toBe(ExitCode.Failed);
+  expect(tight.stdout).toMatch(/Depth 1\/1/);
+  expect(tight.stderr).toMatch(/^rein: ReachExceededError: /);
+  expect(overridden.code).toBe(ExitCode.Ok);
+  expect(overridden.stdout).toMatch(/Depth 2\/3/);
+}, 20_000);
+
+test("a plain .js module is loaded directly; a non-string answer is printed as JSON", async () => {
+  writeFileSync(
+    join(dir, "echo.js"),
+    'class Echo { echo(task) { return { echoed: task }; } }\nexports.entries = { echo: [Echo, "echo"] };\n',
+  );
+  const { code, stdout, stderr } = await rein(["run", "echo.js#echo", "--task", "hello", "--store", "echo.db"]).done;
+  expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
+  expect(stdout.endsWith('{\n  "echoed": "hello"\n}\n')).toBe(true);
 }, 15_000);

@@ -69,6 +69,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     entry,
     task: options.task,
     maxReach: options.maxReach,
+    env: options.env,
     store: resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH),
     sessionId: options.session ?? randomUUID(),
     statusDir,

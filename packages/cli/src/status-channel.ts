@@ -19,7 +19,11 @@ export class StatusPublisher {
   private readonly server: Server;
 
   constructor(private readonly paths: { socket: string; file: string }) {
-    this.server = createServer((socket) => socket.end(`${JSON.stringify(this.latest)}\n`));
+    this.server = createServer((socket) => {
+      // The parent gives up on a slow answer and closes its end: that must never crash the run.
+      socket.on("error", () => undefined);
+      socket.end(`${JSON.stringify(this.latest)}\n`);
+    });
     this.server.on("error", () => undefined);
     this.server.listen(paths.socket);
     this.server.unref();
