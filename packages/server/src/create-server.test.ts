@@ -39,6 +39,7 @@ describe("POST /v1/agent/run", () => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ result: "answer about task-json", status: "completed", sessionId: "s-json", budget: { depth: 3 } });
     expect(typeof body["headId"]).toBe("string");
+    expect(body["usage"]).toBeUndefined(); // a class entry's runtime does not report to the server
     expect(response.headers.get("x-run-id")).toBe(body["runId"]);
     expect(JSON.stringify(store.readNodes("s-json"))).toContain("task-json");
   });
@@ -93,6 +94,13 @@ describe("POST /v1/agent/run", () => {
     const response = await post(app, { entry: "research", task: "x" }, { "X-Agent-Policy": header(0) });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ error: { type: "reach_exceeded" } });
+  });
+
+  it("a ReachError thrown by the run (an Agent entry beyond the budget) → 403 with status error", async () => {
+    expect(await (await post(app, { entry: "nest" }, { "X-Agent-Policy": header(2) })).json()).toMatchObject({ result: "inner", status: "completed" });
+    const refused = await post(app, { entry: "nest" }, { "X-Agent-Policy": header(1) });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ status: "error", error: { type: "reach_exceeded", name: "ReachExceededError" } });
   });
 
   it("a budget larger than the local policy is clamped to it (budget in the answer)", async () => {
@@ -172,7 +180,11 @@ describe("sessions, graphs, cancel, healthz", () => {
   it("POST /v1/runs/:id/cancel cancels a run in flight (id chosen by the client in X-Run-Id): it answers status cancelled", async () => {
     const started = Date.now();
     const running = post(app, { entry: "sleep", args: [5000] }, { "X-Agent-Policy": header(3), "X-Run-Id": "run-to-cancel" });
-    await new Promise((r) => setTimeout(r, 20));
+    // wait until the run is in flight (under load the request may take a while to get there)
+    for (let i = 0; i < 400; i++) {
+      if (((await (await app.request("/healthz")).json()) as { runs: number }).runs > 0) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const duplicate = await post(app, { entry: "sleep", args: [1] }, { "X-Agent-Policy": header(3), "X-Run-Id": "run-to-cancel" });
     expect(duplicate.status).toBe(400);
     expect(await duplicate.json()).toMatchObject({ error: { type: "invalid_run_id" } });

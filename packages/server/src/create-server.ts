@@ -46,7 +46,8 @@ export interface CreateServerOptions {
 
 /**
  * The JSON answer of `POST /v1/agent/run`: the entry's return value, how the
- * run ended, tokens summed over its model responses (factory entries), the
+ * run ended, tokens summed over its model responses (only for factory
+ * entries, whose runtime reports events to the server), the
  * session it was recorded in and its head, and the budget this hop received
  * (after clamping to the local policy; `depth: null` = unlimited).
  */
@@ -132,14 +133,18 @@ export function createServer(options: CreateServerOptions): Hono {
     const controller = new AbortController();
     state.runs.set(runId, controller);
     const usage = { inputTokens: 0, outputTokens: 0 };
+    // Usage is known only when the entry's runtime reports events to the server (factory entries).
+    let observed = false;
     let forward: ((event: RunEvent) => void) | undefined;
     const onEvent = (event: RunEvent) => {
+      observed = true;
       if (event.type === "model-response") {
         usage.inputTokens += event.usage.inputTokens;
         usage.outputTokens += event.usage.outputTokens;
       }
       forward?.(event);
     };
+    const usageOf = () => (observed ? { usage: { ...usage } } : {});
     const run = async (): Promise<{ response: RunResponse; errorType?: ErrorType }> => {
       try {
         const target = instantiate(entry, { onEvent, signal: controller.signal, runId });
@@ -149,7 +154,7 @@ export function createServer(options: CreateServerOptions): Hono {
         const context = Context.forSession(store, sessionId);
         const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
         const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
-        const base = { runId, usage: { ...usage }, sessionId, ...headOf(store, sessionId), budget };
+        const base = { runId, ...usageOf(), sessionId, ...headOf(store, sessionId), budget };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
         return { response: { ...base, result: value ?? null, status: "completed" } };
       } catch (error) {
@@ -159,7 +164,7 @@ export function createServer(options: CreateServerOptions): Hono {
           runId,
           result: null,
           status: "error",
-          usage: { ...usage },
+          ...usageOf(),
           sessionId,
           ...headOf(store, sessionId),
           budget,

@@ -64,7 +64,7 @@ describe("SSE over a real socket", () => {
   });
 
   it("heartbeat comments while a run is quiet (interval configurable)", async () => {
-    const response = await run(server, { entry: "sleep", args: [120] }, { accept: "text/event-stream" });
+    const response = await run(server, { entry: "sleep", args: [300] }, { accept: "text/event-stream" });
     const frames = parseSse(await response.text());
     expect(frames.filter((frame) => frame.comment === "heartbeat").length).toBeGreaterThanOrEqual(2);
     expect(frames.at(-1)).toMatchObject({ event: "run-finish" });
@@ -90,10 +90,14 @@ describe("SSE over a real socket", () => {
 describe("graceful shutdown", () => {
   it("close() stops accepting, waits the grace period, cancels runs in flight, marks running nodes interrupted, and leaves a given store open", async () => {
     const store = new InMemorySessionStore();
-    const server = await serve({ app: createServer({ entries, store }), port: 0, graceMs: 100 });
-    const quick = run(server, { entry: "sleep", args: [30], sessionId: "quick" });
+    const server = await serve({ app: createServer({ entries, store }), port: 0, graceMs: 300 });
+    const quick = run(server, { entry: "sleep", args: [150], sessionId: "quick" });
     const stuck = run(server, { entry: "nap", args: [1500], sessionId: "stuck" });
-    await new Promise((r) => setTimeout(r, 10));
+    // wait until both runs are in flight
+    for (let i = 0; i < 400; i++) {
+      if (((await (await fetch(`${server.url}/healthz`)).json()) as { runs: number }).runs === 2) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const started = Date.now();
     const closing = server.close();
     // the quick run finishes within the grace period; the stuck one (ignores its signal) is cancelled after it
@@ -101,7 +105,7 @@ describe("graceful shutdown", () => {
     const stuckResponse = await stuck;
     expect(await stuckResponse.json()).toMatchObject({ status: "cancelled", sessionId: "stuck" });
     await closing;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     const sleeping = store.readNodes("stuck").find((node) => node.name === "Sleeper.sleep")!;
     expect(sleeping.metadata["status"]).toBe("interrupted");
     // the store given to the server is still open

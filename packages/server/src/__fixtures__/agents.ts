@@ -62,6 +62,20 @@ export class Thrower extends Agent {
   }
 }
 
+/** An agent another agent's method enters: one more level of logic depth. */
+export class Inner extends Agent {
+  inner(): string {
+    return "inner";
+  }
+}
+
+/** Enters {@link Inner}: needs a budget of depth 2. */
+export class Nester extends Agent {
+  outer(): string {
+    return new Inner().inner();
+  }
+}
+
 /** The entries of the tests. */
 export const entries = {
   research: [Researcher, "research"],
@@ -71,4 +85,5 @@ export const entries = {
   nap: [Sleeper, "sleep"],
   broken: [brokenFactory, "research"],
   fail: [Thrower, "fail"],
+  nest: [Nester, "outer"],
 } satisfies Entries;
