@@ -19,7 +19,13 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** The {@link CliIo} of the current process. */
+/**
+ * The {@link CliIo} of the current process.
+ * @example
+ * ```ts
+ * process.exitCode = await main(process.argv.slice(2), processIo());
+ * ```
+ */
 export function processIo(): CliIo {
   return {
     stdout: (text) => void process.stdout.write(text),

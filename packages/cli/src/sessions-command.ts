@@ -4,12 +4,19 @@ import { SessionStore, type SessionNode } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 
-/** The session store file `rein` reads and writes when `--store` is not given. */
+/**
+ * The session store file `rein` reads and writes when `--store` is not
+ * given, relative to the working directory (the `SessionStore` default).
+ * @example
+ * ```ts
+ * new SessionStore({ path: join(process.cwd(), DEFAULT_STORE_PATH) });
+ * ```
+ */
 export const DEFAULT_STORE_PATH = ".rein/sessions.db";
 
 const FORMATS = ["mermaid", "dot", "json"] as const;
 
-/** Output formats of `rein sessions export`. */
+/** Output formats of `rein sessions export`. @default "mermaid" */
 export type ExportFormat = (typeof FORMATS)[number];
 
 function openStore(io: CliIo, path: string | undefined): SessionStore {
@@ -45,7 +52,14 @@ function statusOf(node: SessionNode): string {
   return typeof status === "string" ? status : "-";
 }
 
-/** `rein sessions ls`: one line per session, newest first. */
+/**
+ * `rein sessions ls`: a header, then one line per session, newest first.
+ * Throws when the store file does not exist (it never creates one).
+ * @example
+ * ```ts
+ * listSessions(processIo(), { store: ".rein/sessions.db" });
+ * ```
+ */
 export function listSessions(io: CliIo, options: { store?: string }): void {
   withStore(io, options.store, (store) => {
     const sessions = store.listSessions().sort((a, b) => b.updatedAt - a.updatedAt);
@@ -62,7 +76,14 @@ export function listSessions(io: CliIo, options: { store?: string }): void {
   });
 }
 
-/** `rein sessions show <id>`: the session's fields, then its nodes in `seq` order, indented by caller. */
+/**
+ * `rein sessions show <id>`: the session's fields, then its nodes in `seq`
+ * order, indented by caller, with their status and a one-line output.
+ * @example
+ * ```ts
+ * showSession(processIo(), "chain-1", {});
+ * ```
+ */
 export function showSession(io: CliIo, id: string, options: { store?: string }): void {
   withStore(io, options.store, (store) => {
     const session = store.getSession(id);
@@ -82,7 +103,14 @@ export function showSession(io: CliIo, id: string, options: { store?: string }):
   });
 }
 
-/** `rein sessions export <id> --format mermaid|dot|json`: the session graph on stdout. */
+/**
+ * `rein sessions export <id> --format mermaid|dot|json`: the store's
+ * `exportGraph` text on stdout.
+ * @example
+ * ```ts
+ * exportSession(processIo(), "chain-1", { format: "dot" });
+ * ```
+ */
 export function exportSession(io: CliIo, id: string, options: { store?: string; format?: string }): void {
   const format = options.format ?? "mermaid";
   if (!(FORMATS as readonly string[]).includes(format)) {

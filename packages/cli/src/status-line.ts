@@ -35,7 +35,13 @@ function megabytes(value: number | null): string {
   return value === null || value === Infinity ? "∞" : `${Number(value.toFixed(1))}MB`;
 }
 
-/** `mm:ss` (or `h:mm:ss` past an hour). */
+/**
+ * Elapsed time as `mm:ss` (or `h:mm:ss` past an hour).
+ * @example
+ * ```ts
+ * clock(72_000); // "01:12"
+ * ```
+ */
 export function clock(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   const two = (n: number) => String(n).padStart(2, "0");
