@@ -50,6 +50,10 @@ export interface CreateServerOptions {
  * entries, whose runtime reports events to the server), the
  * session it was recorded in and its head, and the budget this hop received
  * (after clamping to the local policy; `depth: null` = unlimited).
+ * @example
+ * ```ts
+ * const { result, status, budget } = (await response.json()) as RunResponse;
+ * ```
  */
 export interface RunResponse {
   readonly runId: string;

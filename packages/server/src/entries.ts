@@ -18,10 +18,22 @@ export interface EntryInit {
   readonly runId: string;
 }
 
-/** A factory building the object whose method an entry calls, once per request. */
+/**
+ * A factory building the object whose method an entry calls, once per request.
+ * @example
+ * ```ts
+ * const research: EntryFactory = ({ onEvent }) => new Researcher({ runtime: new Runtime({ provider, onEvent }) });
+ * ```
+ */
 export type EntryFactory = (init: EntryInit) => object;
 
-/** An `Agent` subclass constructed with no arguments, once per request. */
+/**
+ * An `Agent` subclass constructed with no arguments, once per request.
+ * @example
+ * ```ts
+ * const entries = { research: [Researcher, "research"] } satisfies Entries;
+ * ```
+ */
 export type EntryClass = new () => Agent;
 
 /**
@@ -36,7 +48,13 @@ export type EntryClass = new () => Agent;
  */
 export type Entry = readonly [target: EntryClass | EntryFactory, method: string];
 
-/** The entries a server exposes, by name: only these are callable. */
+/**
+ * The entries a server exposes, by name: only these are callable.
+ * @example
+ * ```ts
+ * export const entries = { research: [Researcher, "research"], summarise: [makeSummariser, "summarise"] } satisfies Entries;
+ * ```
+ */
 export type Entries = Readonly<Record<string, Entry>>;
 
 /** @internal checks `entries` at construction (a usage error, not a request error). */

@@ -14,6 +14,10 @@ export interface ErrorBody {
  * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400; `reach_exceeded`
  * 403; `not_found` 404; `body_too_large` 413; `provider_error` 502;
  * `shutting_down` 503).
+ * @example
+ * ```ts
+ * if (body.error.type === "reach_exceeded") return fallback();
+ * ```
  */
 export type ErrorType =
   | "invalid_body"

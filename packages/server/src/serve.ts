@@ -24,6 +24,12 @@ export interface ServeOptions {
 
 /**
  * A listening server: its address and a graceful `close()`.
+ * @example
+ * ```ts
+ * const server = await serve({ app });
+ * await fetch(`${server.url}/healthz`);
+ * await server.close();
+ * ```
  */
 export interface RunningServer {
   readonly port: number;
