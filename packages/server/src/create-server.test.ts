@@ -39,7 +39,8 @@ describe("POST /v1/agent/run", () => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ result: "answer about task-json", status: "completed", sessionId: "s-json", budget: { depth: 3 } });
     expect(typeof body["headId"]).toBe("string");
-    expect(body["usage"]).toBeUndefined(); // a class entry's runtime does not report to the server
+    // A class entry's runs report to the request too (withRunListener): usage is summed from them.
+    expect(body["usage"]).toEqual({ inputTokens: 10, outputTokens: 5 });
     expect(response.headers.get("x-run-id")).toBe(body["runId"]);
     expect(JSON.stringify(store.readNodes("s-json"))).toContain("task-json");
   });

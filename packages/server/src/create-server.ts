@@ -9,6 +9,7 @@ import {
   clampBudget,
   decodePolicyHeader,
   withReachBudget,
+  withRunListener,
   type ReachBudget,
   type RunEvent,
   type SessionStoreLike,
@@ -46,8 +47,8 @@ export interface CreateServerOptions {
 
 /**
  * The JSON answer of `POST /v1/agent/run`: the entry's return value, how the
- * run ended, tokens summed over its model responses (only for factory
- * entries, whose runtime reports events to the server), the
+ * run ended, tokens summed over its model responses (absent when the entry
+ * made no model request), the
  * session it was recorded in and its head, and the budget this hop received
  * (after clamping to the local policy; `depth: null` = unlimited).
  * @example
@@ -137,7 +138,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const controller = new AbortController();
     state.runs.set(runId, controller);
     const usage = { inputTokens: 0, outputTokens: 0 };
-    // Usage is known only when the entry's runtime reports events to the server (factory entries).
+    // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;
     let forward: ((event: RunEvent) => void) | undefined;
     const onEvent = (event: RunEvent) => {
@@ -154,7 +155,13 @@ export function createServer(options: CreateServerOptions): Hono {
         const target = instantiate(entry, { onEvent, signal: controller.signal, runId });
         const method = target[entry[1]];
         if (typeof method !== "function") throw new TypeError(`entry '${body.entry}': the factory's object has no method '${entry[1]}'`);
-        const call = () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, body.args), { policy, ...(traceparent === undefined ? {} : { traceparent }) });
+        // Every run the entry makes reports to this request (events, usage) and is cancelled by it, class or factory entry alike.
+        const call = () =>
+          withRunListener(
+            onEvent,
+            () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, body.args), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
+            { signal: controller.signal },
+          );
         const context = Context.forSession(store, sessionId);
         const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
         const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);

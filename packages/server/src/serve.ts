@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { serve as nodeServe } from "@hono/node-server";
 import type { Hono } from "hono";
 import { stateOf } from "./server-state";
+import { InterruptedError } from "rein";
 
 /**
  * Options of {@link serve}.
@@ -71,7 +72,7 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
             if (state !== undefined) {
               const deadline = Date.now() + graceMs;
               while (state.runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-              for (const controller of state.runs.values()) controller.abort(new Error("server shutting down"));
+              for (const controller of state.runs.values()) controller.abort(new InterruptedError("server shutting down"));
               state.store.interruptRunning();
               state.store.flush();
             }

@@ -17,6 +17,26 @@ export class CancelledError extends ReinError {
   }
 }
 
+/**
+ * A run stopped by its host going away — a server shutting down, a worker
+ * draining — rather than by someone who no longer wants it: its running
+ * nodes are recorded `interrupted` (not `cancelled`), as after a crash.
+ * Abort a run's signal with it.
+ * @example
+ * ```ts
+ * controller.abort(new InterruptedError("server shutting down"));
+ * ```
+ */
+export class InterruptedError extends CancelledError {
+  static {
+    this.defineErrorName("InterruptedError");
+  }
+
+  constructor(message = "the run was interrupted", options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 /** The model's answer to `agent.choose()` was not one of the offered options (model behaviour). */
 export class DecisionError extends ModelBehaviorError {
   static {

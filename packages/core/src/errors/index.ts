@@ -2,6 +2,7 @@
 export { UsageError, ModelBehaviorError, SystemFailureError } from "@rein/guard";
 export {
   CancelledError,
+  InterruptedError,
   DecisionError,
   OutputValidationError,
   SessionMismatchError,

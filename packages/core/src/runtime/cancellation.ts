@@ -1,4 +1,4 @@
-import { CancelledError } from "../errors/core-errors";
+import { CancelledError, InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 
@@ -144,10 +144,12 @@ export class CancellationRegion {
     this.cancelled = true;
     const reason = abortReason(this.signal);
     const error = describeError(reason);
+    // A host going away interrupts (resumable, as after a crash); anything else cancels.
+    const status = InterruptedError.isInstance(reason) ? "interrupted" : "cancelled";
     const writers = new Set<SessionNodeWriter>();
     for (const [nodeId, writer] of this.open) {
       try {
-        writer.update(nodeId, { metadata: { status: "cancelled", error } });
+        writer.update(nodeId, { metadata: { status, error } });
         writers.add(writer);
       } catch {
         // A node the store cannot update is left for the store's own recovery (interrupted on reopen).

@@ -1,7 +1,7 @@
 import * as guard from "@rein/guard";
 import { ReachRun, type ChainLimits, type Frame, type ReachError, type ReachPolicy } from "@rein/guard";
 import { Context } from "../context/context";
-import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
+import { ContextHeadError, ContextStoreError, InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
@@ -265,7 +265,13 @@ function finishCall(call: RecordedCall, value: unknown, error: unknown, failed: 
     region.closedNode(call.nodeId);
   }
   const { writer, nodeId } = call;
-  let status: SessionNodeStatus = !failed ? "completed" : isCancellation(error) || scope?.signal?.aborted === true ? "cancelled" : "error";
+  let status: SessionNodeStatus = !failed
+    ? "completed"
+    : InterruptedError.isInstance(error) || InterruptedError.isInstance(scope?.signal?.reason)
+      ? "interrupted"
+      : isCancellation(error) || scope?.signal?.aborted === true
+        ? "cancelled"
+        : "error";
   if (failed) writer.update(nodeId, { metadata: { status, error: describeError(error) } });
   else {
     const metadata: Record<string, unknown> = call.degraded === undefined ? { status } : { status, degraded: true, reachError: describeError(call.degraded) };

@@ -1,0 +1,57 @@
+import * as guard from "@rein/guard";
+import pino from "pino";
+import { Context } from "../context/context";
+import { currentScope, type CallScope } from "../scope/call-scope";
+import { CancellationRegion, joinSignals } from "./cancellation";
+import { RunEvents } from "./run-events";
+import type { RunEventListener } from "./runtime-events";
+
+const silent = pino({ level: "silent" });
+
+/**
+ * Runs `fn` (sync or async) so that every run inside it — Agent calls, their
+ * model-tool loops, nested agents — also reports to `listener`, and is
+ * cancelled by `signal`: what a server does for one request, whatever the
+ * entry it calls. Events reach the listener once, stamped with the agent
+ * that produced them, besides every `onEvent` of the runtimes involved.
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const answer = await withRunListener((event) => sse.write(event), () => new Researcher().research(task), { signal: controller.signal });
+ * ```
+ */
+export function withRunListener<R>(listener: RunEventListener, fn: () => R, options: { readonly signal?: AbortSignal } = {}): R {
+  if (typeof listener !== "function") throw new TypeError("withRunListener(listener, fn): listener must be a function (event) => void");
+  if (typeof fn !== "function") throw new TypeError("withRunListener(listener, fn): fn must be a function");
+  const parent = currentScope();
+  const signal = joinSignals(options.signal, parent?.signal);
+  const base = parent?.events ?? RunEvents.root(silent, undefined, "");
+  // A signal of its own: the calls under it are cancelled (their nodes closed) when it fires.
+  const ownRegion = signal !== undefined && signal !== parent?.signal ? new CancellationRegion(signal) : undefined;
+  const region = ownRegion ?? parent?.region;
+  const scope: CallScope = {
+    context: parent?.context ?? new Context(),
+    execution: parent?.execution,
+    events: base.withListener(listener, () => undefined),
+    fn: parent?.fn,
+    writer: parent?.writer,
+    cursor: parent?.cursor,
+    toolCall: undefined,
+    suppressed: parent?.suppressed,
+    signal,
+    region,
+    ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
+    ...(parent?.reach === undefined ? {} : { reach: parent.reach, agentDepth: parent.agentDepth ?? 0 }),
+  };
+  if (ownRegion === undefined) return guard.withFrameData(scope, fn);
+  let result: R;
+  try {
+    result = guard.withFrameData(scope, fn);
+  } catch (error) {
+    ownRegion.dispose();
+    throw error;
+  }
+  if (result instanceof Promise) return result.finally(() => ownRegion.dispose()) as R;
+  ownRegion.dispose();
+  return result;
+}
