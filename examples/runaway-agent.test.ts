@@ -1,7 +1,9 @@
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { defaultAnthropicModel, RecursionError, ScriptedProvider } from "rein";
-import { runawayModel, runRunawayDemo } from "./runaway-agent";
+import { runawayModel, runRunawayDemo, WATCH_COMMAND } from "./runaway-agent";
 
 async function runDemo(options: Parameters<typeof runRunawayDemo>[0]) {
   const lines: string[] = [];
@@ -154,4 +156,22 @@ describe("examples/runaway-agent", () => {
     const tools = (bodies[0] as { tools: { name: string }[] }).tools.map((tool) => tool.name);
     expect(tools).toEqual(["wiki_agent", "search_wiki", "read_page"]);
   });
+});
+
+describe("examples/runaway-agent with the rein CLI", () => {
+  it("the demo ends with the command to watch the same run live, and that command runs it with the reach status line", async () => {
+    const { output } = await runDemo({});
+    expect(output.trimEnd().endsWith(WATCH_COMMAND)).toBe(true);
+    const root = join(__dirname, "..");
+    const args = WATCH_COMMAND.replace(/^TSX_TSCONFIG_PATH=\S+ node /, "").split(" ");
+    const watched = spawnSync(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(root, "tsconfig.test.json"), ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", OPENAI_BASE_URL: "" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const text = `${watched.stdout}${watched.stderr}`;
+    expect(text).toContain("[REACH] Depth 1/5");
+    expect(text).toMatch(/RecursionError: agentic function WikiAgent.wiki_agent exceeded max nesting depth 5/);
+  }, 60_000);
 });

@@ -104,6 +104,26 @@ export class WikiAgent extends Agent {
 export const DEMO_TOPIC = "recursion";
 
 /**
+ * The same agent for the `rein` CLI, on the runaway script (or, with an API
+ * key set, on the model `createProvider` picks), so the runaway run can be
+ * watched live: `rein run examples/runaway-agent.ts#runaway --task recursion`.
+ */
+class RunawayWikiAgent extends WikiAgent {
+  static runtime = hasApiKey() ? undefined : new Runtime({ provider: runawayModel() });
+}
+
+/** The command that runs this demo's agent under the rein CLI, from the repository root. */
+export const WATCH_COMMAND =
+  "TSX_TSCONFIG_PATH=tsconfig.test.json node --require tsx/cjs packages/cli/src/bin.ts run examples/runaway-agent.ts#runaway --task recursion";
+
+/** What `rein run examples/runaway-agent.ts#<name>` can call. */
+export const entries = { runaway: [RunawayWikiAgent, "wiki_agent"] } as const;
+
+function hasApiKey(): boolean {
+  return ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"].some((name) => (process.env[name] ?? "") !== "");
+}
+
+/**
  * The scripted stand-in for a model that ignores the guidance: whatever it is
  * told, it delegates the task to `wiki_agent`.
  */
@@ -264,6 +284,9 @@ export async function runRunawayDemo(options: RunawayDemoOptions = {}): Promise<
   const graph = store.exportGraph(sessionId, { format: "mermaid" });
   print("Session graph (Mermaid; solid = next in the same call, dotted = runs inside):");
   print(graph.trimEnd());
+  print("");
+  print("Watch the same runaway run live, with the reach status line (the rein CLI, from source):");
+  print(`  ${WATCH_COMMAND}`);
   store.close();
 
   return {
