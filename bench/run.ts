@@ -3,6 +3,7 @@ import { benchGuardOverhead } from "./guard-overhead";
 import { benchLoopDetector } from "./loop-detector";
 import { benchReach } from "./reach";
 import { benchScopedCall } from "./scoped-call";
+import { benchServer } from "./server";
 import { benchSessionWriter } from "./session-writer";
 import { benchTurnOverhead } from "./turn-overhead";
 
@@ -11,6 +12,7 @@ async function main(): Promise<void> {
   await benchScopedCall();
   await benchTurnOverhead();
   await benchReach();
+  await benchServer();
   benchLoopDetector();
   benchSessionWriter();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
