@@ -133,6 +133,13 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   try {
     const exitCode = await new Promise<number | null>((done) => child.once("close", (code) => done(code)));
     clearInterval(poll);
+    // The child's last status (a run can end between two polls): shown before the result.
+    const last = await pollStatus(paths);
+    if (last !== undefined && last.seq !== latest?.seq) {
+      latest = last;
+      lastChangeAt = Date.now();
+      render();
+    }
     if (drawn) io.stdout("\n");
     let result: ChildResult | undefined;
     try {

@@ -257,14 +257,16 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
     const version = await currentVersion(c);
     assertKnown(version);
     if (version === latestVersion()) return;
-    if (version === 0) {
-      const tables = await foreignTables(c);
-      if (tables.length > 0) throw new Fault("foreign-schema", "foreign schema", { tables });
-    }
     // Several processes may open a fresh database at once: one migrates
-    // while the others wait on the lock, then find the work done.
+    // while the others wait on the lock, then find the work done. Everything
+    // is read again under the lock: read before it, another process's
+    // migration could look like a foreign schema (its tables, no version yet).
     await transaction(async (locked) => {
       await query(locked, "SELECT pg_advisory_xact_lock(hashtext($1))", [`rein-session-store:${data.schemaName}`]);
+      if ((await currentVersion(locked)) === 0) {
+        const tables = await foreignTables(locked);
+        if (tables.length > 0) throw new Fault("foreign-schema", "foreign schema", { tables });
+      }
       await locked.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
       await locked.query(
         `CREATE TABLE IF NOT EXISTS ${S}.rein_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
