@@ -96,7 +96,8 @@ function startChild(args: string[], wrap?: (command: string[]) => string[]): { c
   });
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const output = new Promise<{ lines: string[]; code: number | null; stderr: string }>((done) =>
-    child.once("close", (code) => done({ lines, code, stderr })),
+    // A child killed by a signal says which in stderr, so a failure names it.
+    child.once("close", (code, signal) => done({ lines, code, stderr: signal === null ? stderr : `${stderr}[killed by ${signal}]` })),
   );
   const waitFor = (line: string): Promise<void> =>
     new Promise((done, fail) => {
