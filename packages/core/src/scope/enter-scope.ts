@@ -109,16 +109,16 @@ export function enterFunctionScope<A extends unknown[], R>(
       steps: parent?.steps,
     };
     if (call !== undefined) call.scope = scope;
-    if (refusal !== undefined) {
+    if (refusal === undefined) {
+      const limits = owner?.scopeLimits;
+      result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
+    } else {
       // Refused by reach: the agent's fallback answers instead (recorded as a degraded result), else the refusal is thrown.
       const fallback = entry?.fallback;
       if (fallback === undefined) throw refusal;
       result = fallback({ name: info.name, args }, refusal) as R;
       if (call !== undefined) call.degraded = refusal;
       if (info.isAsync && !(result instanceof Promise)) result = Promise.resolve(result) as R;
-    } else {
-    const limits = owner?.scopeLimits;
-    result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
     }
   } catch (error) {
     if (call !== undefined) finishCall(call, undefined, error, true);

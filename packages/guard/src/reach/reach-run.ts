@@ -163,7 +163,7 @@ export class ReachRun {
    * What a call made now may pass on to another process: the budget left
    * at `depth` (the callee's own Agent entry will use one level).
    */
-  remaining(depth: number, now = Date.now()): ReachBudget {
+  remaining(depth: number): ReachBudget {
     const left = (limit: number, used: number): number | undefined => (limit === Infinity ? undefined : Math.max(0, limit - used));
     const memoryLimit = this.memoryLimitMb(depth);
     const budget: { -readonly [K in keyof ReachBudget]: ReachBudget[K] } = { depth: Math.max(0, this.depthLimit - depth), zones: this.zones };
@@ -173,7 +173,6 @@ export class ReachRun {
     if (cost !== undefined) budget.costUsd = cost;
     if (this.deadline !== Infinity) budget.deadline = this.deadline;
     if (memoryLimit !== Infinity) budget.memoryMb = Math.max(0, memoryLimit - Math.max(0, memoryUsageMb() - this.baselineMb));
-    void now;
     return budget;
   }
 }

@@ -18,8 +18,3 @@ export function openaiSdk(): typeof import("openai") {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (openai ??= require("openai") as typeof import("openai"));
 }
-
-/** Whether an SDK is loaded yet (an error can only come from a loaded SDK). @internal */
-export function sdkLoaded(name: "anthropic" | "openai"): boolean {
-  return (name === "anthropic" ? anthropic : openai) !== undefined;
-}
