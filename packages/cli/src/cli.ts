@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { runCommand } from "./run-command";
+import { serveCommand, type ServeCommandOptions } from "./serve-command";
 import { DEFAULT_STORE_PATH, exportSession, listSessions, showSession } from "./sessions-command";
 
 const EXIT_HELP = `
@@ -15,17 +16,24 @@ Examples:
   $ rein run examples/cli-chain.ts#plan --task "Summarize recursion"
   $ rein sessions ls
   $ rein sessions export <id> --format mermaid
+  $ rein serve examples/cli-chain.ts --port 8080 --mint-root-budget
 `;
 
-function positiveInteger(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new CliUsageError(`--max-reach must be a positive integer, got '${value}'`);
-  return number;
+function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < min || number > max) {
+      const range = max !== Number.MAX_SAFE_INTEGER ? `an integer from ${min} to ${max}` : min === 1 ? "a positive integer" : `an integer of at least ${min}`;
+      throw new CliUsageError(`${flag} must be ${range}, got '${value}'`);
+    }
+    return number;
+  };
 }
+const positiveInteger = integer("--max-reach", 1);
 
 function program(io: CliIo, result: { code: number }): Command {
   const rein = new Command("rein")
-    .description("Run agent chains with a live reach status line; inspect and export recorded sessions.")
+    .description("Run agent chains with a live reach status line, serve them over HTTP, inspect and export recorded sessions.")
     .option("--verbose", "print stack traces with errors")
     .showHelpAfterError("(run `rein --help` for usage)")
     .exitOverride()
@@ -46,6 +54,22 @@ function program(io: CliIo, result: { code: number }): Command {
     .action(async (target: string, options: Record<string, unknown>, command: Command) => {
       const verbose = command.optsWithGlobals()["verbose"] === true;
       result.code = await runCommand(io, target, { ...options, verbose } as Parameters<typeof runCommand>[2]);
+    });
+
+  rein
+    .command("serve")
+    .description("Serve the `entries` of <module> over HTTP until Ctrl-C or SIGTERM (then shut down gracefully)")
+    .argument("<module>", "a module that exports `entries`, e.g. examples/cli-chain.ts")
+    .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 8080)
+    .option("--host <address>", "the address to listen on", "127.0.0.1")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--max-reach <n>", "the local maximum logic depth; received budgets are clamped to it", positiveInteger)
+    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .option("--mint-root-budget", "give requests without X-Agent-Policy a root budget instead of a 400")
+    .option("--grace-ms <ms>", "how long shutdown lets runs in flight finish", integer("--grace-ms", 0), 10_000)
+    .action(async (module: string, options: ServeCommandOptions) => {
+      if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
+      result.code = await serveCommand(io, module, options);
     });
 
   const sessions = rein.command("sessions").description("Inspect and export recorded sessions");

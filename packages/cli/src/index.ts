@@ -10,6 +10,8 @@ export { ExitCode, CliUsageError } from "./exit-codes";
 export type { ExitCodeValue } from "./exit-codes";
 export { runCommand } from "./run-command";
 export type { RunCommandOptions } from "./run-command";
+export { serveCommand } from "./serve-command";
+export type { ServeCommandOptions } from "./serve-command";
 export { DEFAULT_STORE_PATH, listSessions, showSession, exportSession } from "./sessions-command";
 export type { ExportFormat } from "./sessions-command";
 export { formatStatusLine, clock } from "./status-line";

@@ -6,20 +6,19 @@
  * @internal
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import {
   addPreInvocationHook,
   Agent,
   Context,
   currentReach,
-  DEFAULT_REACH_CONFIG_PATH,
-  loadReachConfig,
   ReachPolicy,
   SessionStore,
   type ReachPolicyOptions,
 } from "rein";
+import { entriesOf, loadModule } from "./load-module";
+import { reachFromFlags } from "./reach-from-flags";
 import { StatusPublisher, statusPaths } from "./status-channel";
 import type { ReachFigures } from "./status-line";
 
@@ -45,19 +44,7 @@ type AgentClass = new (options?: { reach?: ReachPolicy | ReachPolicyOptions; con
 
 async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; method: string }> {
   const path = isAbsolute(spec.module) ? spec.module : resolve(spec.module);
-  if (!existsSync(path)) throw new Error(`module not found: ${path}`);
-  // require() goes through tsx's hook for a .ts module; import() handles an ES module .js/.mjs.
-  let loaded: Record<string, unknown>;
-  try {
-    loaded = require(path) as Record<string, unknown>;
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ERR_REQUIRE_ESM") throw error;
-    loaded = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-  }
-  const entries = loaded["entries"] as Record<string, unknown> | undefined;
-  if (entries === undefined || typeof entries !== "object") {
-    throw new Error(`${spec.module} exports no \`entries\` (export const entries = { name: [AgentClass, "method"] })`);
-  }
+  const entries = entriesOf(await loadModule(path), spec.module);
   const pair = entries[spec.entry];
   const names = Object.keys(entries).join(", ") || "none";
   if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "function" || typeof pair[1] !== "string") {
@@ -68,24 +55,6 @@ async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; metho
     throw new Error(`entry '${spec.entry}': ${agent.name} has no method '${method}'`);
   }
   return { agent, method };
-}
-
-/**
- * The run's policy: `config/reach.yaml` (or REIN_REACH_CONFIG) with the
- * REIN_ENV section when there is one, `--max-reach` over its depth. A
- * missing file is an error only when it was asked for (REIN_REACH_CONFIG
- * or `--env`).
- */
-function reachPolicy(spec: ChildRunSpec): ReachPolicy {
-  const named = process.env["REIN_REACH_CONFIG"];
-  const configPath = resolve(named || DEFAULT_REACH_CONFIG_PATH);
-  const base: ReachPolicyOptions = {};
-  if (existsSync(configPath) || Boolean(named) || spec.env !== undefined) {
-    const config = loadReachConfig(configPath, { watch: false, reloadSignal: false });
-    Object.assign(base, config.limits);
-    config.close();
-  }
-  return new ReachPolicy(spec.maxReach === undefined ? base : { ...base, maxLogicDepth: spec.maxReach });
 }
 
 function errorOf(error: unknown): { name: string; message: string; stack?: string } {
@@ -133,7 +102,7 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
       store.createSession(spec.sessionId, { agentId: agent.name, title: spec.task.slice(0, 200) });
     }
     const context = Context.forSession(store, spec.sessionId);
-    const instance = new agent({ reach: reachPolicy(spec), context }) as unknown as Record<string, (task: string) => unknown>;
+    const instance = new agent({ reach: reachFromFlags(spec), context }) as unknown as Record<string, (task: string) => unknown>;
     const answer = await instance[method]!(spec.task);
     store.close();
     finish({ ok: true, answer }, 0);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { extname, join, resolve } from "node:path";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
+import { isTypeScript, tsxHook } from "./load-module";
 import type { ChildResult, ChildRunSpec } from "./run-child";
 import { pollStatus, statusPaths } from "./status-channel";
 import { formatStatusLine, type StatusMessage } from "./status-line";
@@ -42,10 +43,10 @@ function parseTarget(target: string): { module: string; entry: string } {
 
 /** The node arguments that run the child script, through tsx's require hook for TypeScript. */
 function childCommand(modulePath: string): string[] {
-  const ownSource = extname(__filename) === ".ts";
-  const script = join(__dirname, ownSource ? "run-child.ts" : "run-child.js");
-  const needsTsx = ownSource || [".ts", ".mts", ".cts"].includes(extname(modulePath));
-  return needsTsx ? ["--require", require.resolve("tsx/cjs"), script] : [script];
+  // Run from source (this monorepo's tests), the child script itself is TypeScript.
+  if (extname(__filename) === ".ts") return ["--require", require.resolve("tsx/cjs"), join(__dirname, "run-child.ts")];
+  const script = join(__dirname, "run-child.js");
+  return isTypeScript(modulePath) ? ["--require", tsxHook(modulePath), script] : [script];
 }
 
 /**
@@ -62,6 +63,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   const { module, entry } = parseTarget(target);
   const modulePath = resolve(io.cwd, module);
   if (!existsSync(modulePath)) throw new CliUsageError(`module not found: ${modulePath}`);
+  const command = childCommand(modulePath);
   const statusDir = mkdtempSync(join(tmpdir(), "rein-run-"));
   const paths = statusPaths(statusDir);
   const spec: ChildRunSpec = {
@@ -79,7 +81,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   // Run from source (the monorepo's tests): tsx resolves `rein` to the packages' sources, as jest does.
   const testConfig = join(__dirname, "..", "..", "..", "tsconfig.test.json");
   if (extname(__filename) === ".ts" && env["TSX_TSCONFIG_PATH"] === undefined && existsSync(testConfig)) env["TSX_TSCONFIG_PATH"] = testConfig;
-  const child = spawn(process.execPath, childCommand(modulePath), { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, command, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
 
   const started = Date.now();
   const stallMs = options.stallMs ?? 5000;

@@ -4,13 +4,13 @@
  * @example
  * ```ts
  * import { createServer, serve } from "@rein/server";
- * await serve({ app: createServer({ entries: { research: [Researcher, "research"] } }), port: 8080 });
+ * await serve({ entries: { research: [Researcher, "research"] }, port: 8080 });
  * ```
  * @packageDocumentation
  */
 export { createServer } from "./create-server";
 export type { CreateServerOptions, RunResponse } from "./create-server";
 export { serve } from "./serve";
-export type { ServeOptions, RunningServer } from "./serve";
+export type { ServeOptions, ListenOptions, RunningServer } from "./serve";
 export type { Entry, Entries, EntryInit, EntryFactory, EntryClass } from "./entries";
 export type { ErrorBody, ErrorType } from "./http-error";

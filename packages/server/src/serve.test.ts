@@ -114,3 +114,24 @@ describe("graceful shutdown", () => {
     await new Promise((r) => setTimeout(r, 1600));
   });
 });
+
+describe("serve({ entries, port })", () => {
+  it("builds the app from createServer's options, serves the entries, and closes the store it created", async () => {
+    const server = await serve({ entries, mintRootBudget: true, port: 0 });
+    try {
+      const response = await fetch(`${server.url}/v1/agent/run`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ entry: "add", args: [2, 3] }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ result: 5, status: "completed" });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("an options value that is not an object is a TypeError naming both forms", () => {
+    expect(() => serve(undefined as never)).toThrow(/expected \{ app \} or \{ entries \}/);
+  });
+});

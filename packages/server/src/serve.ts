@@ -2,19 +2,15 @@ import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve as nodeServe } from "@hono/node-server";
 import type { Hono } from "hono";
-import { stateOf } from "./server-state";
 import { InterruptedError } from "rein";
+import { createServer, type CreateServerOptions } from "./create-server";
+import { stateOf } from "./server-state";
 
 /**
- * Options of {@link serve}.
- * @example
- * ```ts
- * await serve({ app, port: 8080, hostname: "127.0.0.1", graceMs: 10_000 });
- * ```
+ * Where and how long to listen: the part of {@link ServeOptions} shared by
+ * its two forms.
  */
-export interface ServeOptions {
-  /** The app from {@link createServer}. */
-  readonly app: Hono;
+export interface ListenOptions {
   /** @default 0 (a free port) */
   readonly port?: number;
   /** @default "127.0.0.1" */
@@ -22,6 +18,18 @@ export interface ServeOptions {
   /** How long `close()` lets runs in flight finish before cancelling them. @default 10_000 */
   readonly graceMs?: number;
 }
+
+/**
+ * Options of {@link serve}: an app made by `createServer`, or the options
+ * of `createServer` themselves (`serve({ entries, port })`), with where to
+ * listen.
+ * @example
+ * ```ts
+ * await serve({ entries: { research: [Researcher, "research"] }, port: 8080 });
+ * await serve({ app: createServer({ entries, store }), port: 8080, graceMs: 10_000 });
+ * ```
+ */
+export type ServeOptions = ListenOptions & ({ readonly app: Hono } | (CreateServerOptions & { readonly app?: undefined }));
 
 /**
  * A listening server: its address and a graceful `close()`.
@@ -50,16 +58,18 @@ export interface RunningServer {
  * Listens with `@hono/node-server` and resolves once the port is bound.
  * @example
  * ```ts
- * const server = await serve({ app: createServer({ entries }), port: 8080 });
+ * const server = await serve({ entries, port: 8080 });
  * process.on("SIGTERM", () => void server.close());
  * ```
  */
 export function serve(options: ServeOptions): Promise<RunningServer> {
+  if (typeof options !== "object" || options === null) throw new TypeError("serve(options): expected { app } or { entries }, with an optional port");
+  const app = options.app ?? createServer(options as CreateServerOptions);
   const hostname = options.hostname ?? "127.0.0.1";
   const graceMs = options.graceMs ?? 10_000;
-  const state = stateOf(options.app);
+  const state = stateOf(app);
   return new Promise((resolve, reject) => {
-    const server = nodeServe({ fetch: options.app.fetch, port: options.port ?? 0, hostname }, (info: AddressInfo) => {
+    const server = nodeServe({ fetch: app.fetch, port: options.port ?? 0, hostname }, (info: AddressInfo) => {
       let closing: Promise<void> | undefined;
       resolve({
         port: info.port,

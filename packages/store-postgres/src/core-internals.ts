@@ -8,14 +8,15 @@
  */
 import { sessionStoreKit } from "@rein/core";
 
-export const {
-  flushPendingWriters,
-  releaseSharedWriter,
-  releaseSharedWriters,
-  renderSessionGraph,
-  checkSessionId,
-  checkNodeId,
-  checkCreateSessionArguments,
-  exportGraphOptionsSchema,
-  readAncestryOptionsSchema,
-} = sessionStoreKit;
+type Kit = typeof sessionStoreKit;
+
+// Typed through `typeof sessionStoreKit`: core's internal modules are not importable (exports map).
+export const flushPendingWriters: Kit["flushPendingWriters"] = sessionStoreKit.flushPendingWriters;
+export const releaseSharedWriter: Kit["releaseSharedWriter"] = sessionStoreKit.releaseSharedWriter;
+export const releaseSharedWriters: Kit["releaseSharedWriters"] = sessionStoreKit.releaseSharedWriters;
+export const renderSessionGraph: Kit["renderSessionGraph"] = sessionStoreKit.renderSessionGraph;
+export const checkSessionId: Kit["checkSessionId"] = sessionStoreKit.checkSessionId;
+export const checkNodeId: Kit["checkNodeId"] = sessionStoreKit.checkNodeId;
+export const checkCreateSessionArguments: Kit["checkCreateSessionArguments"] = sessionStoreKit.checkCreateSessionArguments;
+export const exportGraphOptionsSchema: Kit["exportGraphOptionsSchema"] = sessionStoreKit.exportGraphOptionsSchema;
+export const readAncestryOptionsSchema: Kit["readAncestryOptionsSchema"] = sessionStoreKit.readAncestryOptionsSchema;

@@ -1,0 +1,111 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encodePolicyHeader, SessionStore } from "rein";
+import type { CliIo } from "./cli-io";
+import { ExitCode } from "./exit-codes";
+import { serveCommand } from "./serve-command";
+import { runMain } from "./__fixtures__/run-main";
+
+const ROOT = join(__dirname, "..", "..", "..");
+const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
+const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "rein-cli-serve-"));
+  process.env["CLI_CHAIN_PAUSE_MS"] = "0";
+});
+afterAll(() => {
+  delete process.env["CLI_CHAIN_PAUSE_MS"];
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function postRun(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${url}/v1/agent/run`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+}
+
+describe("rein serve <module>", () => {
+  it("serves the module's entries, clamps received budgets to --max-reach, records into --store, and stops when asked", async () => {
+    let out = "";
+    let listening: (url: string) => void = () => undefined;
+    const url = new Promise<string>((resolve) => (listening = resolve));
+    const io: CliIo = {
+      stdout: (text) => {
+        out += text;
+        const found = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (found) listening(found[1]!);
+      },
+      stderr: (text) => (out += text),
+      isTTY: false,
+      cwd: dir,
+      env: process.env,
+    };
+    let stop: (code: number) => void = () => undefined;
+    const until = new Promise<number>((resolve) => (stop = resolve));
+    const store = join(dir, "served.db");
+    const serving = serveCommand(io, EXAMPLE, { port: 0, store, maxReach: 1, until });
+    const base = await url;
+
+    // Without X-Agent-Policy (no --mint-root-budget): 400 naming the header.
+    const refused = await postRun(base, { entry: "plan", task: "recursion" });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain("X-Agent-Policy");
+
+    // A budget of depth 3 is clamped to the local --max-reach 1: plan nests a second agent, so the run is refused.
+    const clamped = await postRun(base, { entry: "plan", task: "recursion", sessionId: "clamped" }, { "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) });
+    const clampedBody = (await clamped.json()) as { status: string; budget: { depth: number }; error?: { name: string } };
+    expect(clampedBody.budget.depth).toBe(1);
+    expect(clampedBody.status).toBe("error");
+    expect(clampedBody.error?.name).toBe("ReachExceededError");
+
+    stop(ExitCode.Ok);
+    expect(await serving).toBe(ExitCode.Ok);
+    expect(out).toContain("rein serve: stopped");
+    // The runs were recorded in the store file, which the command closed.
+    const listed = await runMain(["sessions", "ls", "--store", store], dir);
+    expect(listed.stdout).toContain("clamped");
+  });
+
+  it("a real `rein serve` process answers runs and exits 0 on SIGTERM after a graceful shutdown", async () => {
+    const child = spawn(REIN[0]!, [...REIN.slice(1), "serve", EXAMPLE, "--port", "0", "--mint-root-budget", "--store", join(dir, "process.db")], {
+      cwd: dir,
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "0" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const found = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+        if (found) resolve(found[1]!);
+      });
+      void exited.then(() => reject(new Error(`rein serve exited early: ${stderr}`)));
+    });
+    const ran = await postRun(base, { entry: "plan", task: "recursion" });
+    expect(ran.status).toBe(200);
+    expect(await ran.json()).toMatchObject({ status: "completed", result: expect.stringContaining("base case") });
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(stdout).toContain("rein serve: stopped");
+    expect(stderr).toBe("");
+    const store = new SessionStore({ path: join(dir, "process.db"), shutdownFlush: false });
+    try {
+      expect(store.listSessions()).toHaveLength(1);
+    } finally {
+      store.close();
+    }
+  }, 30_000);
+
+  it("a module without `entries` or a bad --port is a one-line usage error", async () => {
+    const noEntries = await runMain(["serve", join(ROOT, "packages", "cli", "src", "exit-codes.ts")], dir);
+    expect(noEntries.code).toBe(ExitCode.UsageError);
+    expect(noEntries.stderr).toMatch(/^rein: .*exports no `entries`.*\n$/);
+    const badPort = await runMain(["serve", EXAMPLE, "--port", "70000"], dir);
+    expect(badPort.code).toBe(ExitCode.UsageError);
+    expect(badPort.stderr).toContain("--port must be an integer from 0 to 65535, got '70000'");
+  });
+});

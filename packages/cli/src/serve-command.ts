@@ -1,0 +1,78 @@
+import { mkdirSync } from "node:fs";
+import { dirname, extname, resolve } from "node:path";
+import { createServer, serve, type Entries } from "@rein/server";
+import { SessionStore } from "rein";
+import type { CliIo } from "./cli-io";
+import { ExitCode } from "./exit-codes";
+import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
+import { reachFromFlags } from "./reach-from-flags";
+import { DEFAULT_STORE_PATH } from "./sessions-command";
+
+/** Options of `rein serve`. */
+export interface ServeCommandOptions {
+  /** @default 8080 */
+  readonly port?: number;
+  /** @default "127.0.0.1" */
+  readonly host?: string;
+  /** The session store file every run is recorded in. @default ".rein/sessions.db" */
+  readonly store?: string;
+  /** The local policy's maximum logic depth: every received budget is clamped to it. */
+  readonly maxReach?: number;
+  /** The `config/reach.yaml` environment section. */
+  readonly env?: string;
+  /** Give requests without `X-Agent-Policy` a root budget instead of a 400 (clients that are people, not agents). */
+  readonly mintRootBudget?: boolean;
+  /** How long shutdown lets runs in flight finish. @default 10_000 */
+  readonly graceMs?: number;
+  /** Resolves when the server should stop: with the exit code to return. @default SIGINT (130) or SIGTERM (0) */
+  readonly until?: Promise<number>;
+}
+
+function stopSignal(): Promise<number> {
+  return new Promise((stop) => {
+    const onInt = (): void => finish(ExitCode.Interrupted);
+    const onTerm = (): void => finish(ExitCode.Ok);
+    const finish = (code: number): void => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      stop(code);
+    };
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+  });
+}
+
+/**
+ * `rein serve <module>`: serves the module's `entries` over HTTP
+ * (`@rein/server`), recording into a session store file, until SIGINT or
+ * SIGTERM; then it shuts down gracefully (runs in flight get the grace
+ * period, the rest are cancelled and their nodes marked `interrupted`) and
+ * resolves to the exit code (130 after Ctrl-C, 0 after SIGTERM).
+ * @example
+ * ```ts
+ * const code = await serveCommand(processIo(), "examples/cli-chain.ts", { port: 8080 });
+ * ```
+ */
+export async function serveCommand(io: CliIo, module: string, options: ServeCommandOptions = {}): Promise<number> {
+  const modulePath = resolve(io.cwd, module);
+  // Compiled, a TypeScript module needs tsx's hook; from source (this repo's tests) a loader is already in place.
+  if (isTypeScript(modulePath) && extname(__filename) !== ".ts") require(tsxHook(modulePath));
+  const entries = entriesOf(await loadModule(modulePath), module) as Entries;
+  const storePath = resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH);
+  mkdirSync(dirname(storePath), { recursive: true });
+  // The server's own shutdown settles the store, after the grace period: no store-level signal handler.
+  const store = new SessionStore({ path: storePath, shutdownFlush: false });
+  try {
+    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true });
+    const until = options.until ?? stopSignal();
+    const server = await serve({ app, port: options.port ?? 8080, hostname: options.host ?? "127.0.0.1", graceMs: options.graceMs });
+    io.stdout(`rein serve: ${Object.keys(entries).join(", ")} on ${server.url} (sessions in ${storePath}); Ctrl-C stops it\n`);
+    const code = await until;
+    io.stdout("rein serve: stopping (runs in flight get the grace period)\n");
+    await server.close();
+    io.stdout("rein serve: stopped\n");
+    return code;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * Every package installs and runs from its `pnpm pack` tarball outside this
+ * workspace: the tarballs are installed with `npm install` into a scratch
+ * project under the system temp directory (no workspace links), their
+ * third-party dependencies served by a registry on 127.0.0.1 (no network),
+ * and the scratch project then runs a CommonJS script, an ES module script,
+ * a TypeScript type check against the shipped declarations, `npx rein`, a
+ * server and the Postgres store's entry point.
+ */
+import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startLocalRegistry, type LocalRegistry } from "./__fixtures__/local-registry";
+
+const ROOT = resolve(__dirname, "..", "..", "..");
+const PACKAGES = ["guard", "core", "providers", "rein", "store-postgres", "server", "cli"];
+
+/** The scripted runaway agent of `pnpm demo`, in plain JavaScript, given the module's import line. */
+function runawayScript(importLine: string): string {
+  return `${importLine}
+class WikiAgent extends Agent {
+  static instructions = "You are a research assistant for a small wiki.";
+  static methodOptions = {
+    wiki_agent: {
+      tool: true,
+      description: "Research a topic on the wiki and summarize it.",
+      parameters: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+    },
+  };
+  static runtime = new Runtime({
+    provider: new ScriptedProvider(
+      [{ text: "delegating", toolCalls: [{ name: "wiki_agent", input: { topic: "recursion" } }] }],
+      { whenExhausted: "repeat-last" },
+    ),
+  });
+  async wiki_agent(topic) {
+    return this.ask("Research " + topic + " on the wiki and summarize it.");
+  }
+}
+new WikiAgent().wiki_agent("recursion").then(
+  (answer) => console.log(JSON.stringify({ answer })),
+  (error) => console.log(JSON.stringify({ error: error.name, recursion: error instanceof RecursionError, message: error.message })),
+);
+`;
+}
+
+const ENTRIES_MODULE = `const { Agent, Runtime, ScriptedProvider } = require("rein");
+class Echo extends Agent {
+  static runtime = new Runtime({ provider: new ScriptedProvider(["installed and answering"], { whenExhausted: "repeat-last" }) });
+  async answer(task) {
+    return this.ask(task);
+  }
+}
+exports.entries = { answer: [Echo, "answer"] };
+`;
+
+const TYPES_CHECK = `import { Agent, ReachPolicy, type RunResult } from "rein";
+import { createServer } from "@rein/server";
+import { PostgresSessionStore } from "@rein/store-postgres";
+class Typed extends Agent {
+  async go(task: string): Promise<string> {
+    return this.ask(task);
+  }
+}
+const policy: ReachPolicy = new ReachPolicy({ maxLogicDepth: 3 });
+const result: RunResult | undefined = undefined;
+void [Typed, policy, result, createServer, PostgresSessionStore];
+`;
+
+let work: string;
+let project: string;
+let registry: LocalRegistry | undefined;
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  return spawnSync(command, args, { cwd: project, encoding: "utf8", env: { ...cleanEnv(), ...env }, timeout: 60_000 });
+}
+
+/** Like {@link run}, without blocking the event loop: the registry answers from this process. */
+function runAsync(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: project, env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("close", (status) => resolve({ status, output }));
+  });
+}
+
+/** The environment of a user's shell: none of the test runner's npm or pnpm settings. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(npm_|pnpm_|PNPM_|NODE_OPTIONS$|TSX_|JEST_|REIN_)/i.test(key)) env[key] = value;
+  }
+  return env;
+}
+
+beforeAll(async () => {
+  execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-b"], { cwd: ROOT, stdio: "pipe" });
+  work = mkdtempSync(join(tmpdir(), "rein-pack-"));
+  const tarballs = join(work, "tarballs");
+  mkdirSync(tarballs);
+  for (const name of PACKAGES) {
+    execFileSync("pnpm", ["pack", "--pack-destination", tarballs], { cwd: join(ROOT, "packages", name), stdio: "pipe" });
+  }
+  const files = readdirSync(tarballs).map((file) => join(tarballs, file));
+  registry = await startLocalRegistry({
+    workspacePackages: PACKAGES.map((name) => join(ROOT, "packages", name)),
+    tarballs: files,
+    workDir: join(work, "registry"),
+  });
+  project = join(work, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "scratch", version: "1.0.0", private: true }));
+  const install = await runAsync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...files], {
+    npm_config_registry: registry.url,
+    npm_config_cache: join(work, "npm-cache"),
+    npm_config_update_notifier: "false",
+  });
+  if (install.status !== 0) throw new Error(`npm install failed (${install.status}):\n${install.output}`);
+}, 240_000);
+
+afterAll(async () => {
+  await registry?.close();
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed packages, installed outside the workspace", () => {
+  it("installs only from the tarballs and the local registry, with no link into the workspace", () => {
+    const listed = run("npm", ["ls", "--all", "--parseable"]);
+    expect(listed.stdout).toContain(join(project, "node_modules", "rein"));
+    expect(listed.stdout).not.toContain(ROOT);
+    // Third-party packages came over the registry's wire format.
+    expect(registry!.requested).toEqual(expect.arrayContaining(["pino", "hono", "libsql"]));
+  });
+
+  it("a CommonJS script requires rein and the scripted runaway demo stops at the recursion ceiling", () => {
+    writeFileSync(join(project, "demo.cjs"), runawayScript(`const { Agent, RecursionError, Runtime, ScriptedProvider } = require("rein");`));
+    const result = run(process.execPath, ["demo.cjs"]);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: "RecursionError", recursion: true });
+  });
+
+  it("an ES module imports rein's named exports and runs the same demo", () => {
+    writeFileSync(join(project, "demo.mjs"), runawayScript(`import { Agent, RecursionError, Runtime, ScriptedProvider } from "rein";`));
+    const result = run(process.execPath, ["demo.mjs"]);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: "RecursionError", recursion: true });
+  });
+
+  it("TypeScript type-checks against the shipped declarations through the exports maps", () => {
+    writeFileSync(join(project, "typed.ts"), TYPES_CHECK);
+    const result = run(join(ROOT, "node_modules", ".bin", "tsc"), [
+      "--noEmit",
+      "--strict",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+      "--typeRoots",
+      join(ROOT, "node_modules", "@types"),
+      "--types",
+      "node",
+      "typed.ts",
+    ]);
+    expect(result.stdout + result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it("npx rein --help answers from the installed @rein/cli", () => {
+    const result = run("npx", ["--no-install", "rein", "--help"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: rein /m);
+    expect(result.stdout).toContain("sessions");
+    expect(result.stdout).toContain("serve");
+  });
+
+  it("npx rein run runs an entry of a JavaScript module, records the session, and rein sessions ls lists it", () => {
+    writeFileSync(join(project, "agents.cjs"), ENTRIES_MODULE);
+    const ran = run("npx", ["--no-install", "rein", "run", "agents.cjs#answer", "--task", "hello", "--store", "runs.db"]);
+    expect(ran.stderr).toBe("");
+    expect(ran.status).toBe(0);
+    expect(ran.stdout.trim().split("\n").at(-1)).toBe("installed and answering");
+    const listed = run("npx", ["--no-install", "rein", "sessions", "ls", "--store", "runs.db"]);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain("Echo");
+  });
+
+  it("npx rein run on a TypeScript module without tsx says in one line what to install", () => {
+    writeFileSync(join(project, "agents.ts"), ENTRIES_MODULE);
+    const ran = run("npx", ["--no-install", "rein", "run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
+    expect(ran.status).toBe(2);
+    expect(ran.stderr.trim().split("\n")).toHaveLength(1);
+    expect(ran.stderr).toMatch(/tsx/);
+  });
+
+  it("@rein/server serves the entries of a module from the installed package", () => {
+    writeFileSync(
+      join(project, "server.cjs"),
+      `const { serve } = require("@rein/server");
+const { entries } = require("./agents.cjs");
+serve({ entries, mintRootBudget: true }).then(async (server) => {
+  const health = await fetch(server.url + "/healthz");
+  const ran = await fetch(server.url + "/v1/agent/run", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ entry: "answer", task: "hi" }),
+  });
+  console.log(JSON.stringify({ health: health.status, run: ran.status, body: await ran.json() }));
+  await server.close();
+});
+`,
+    );
+    writeFileSync(join(project, "agents.cjs"), ENTRIES_MODULE);
+    const result = run(process.execPath, ["server.cjs"]);
+    expect(result.stderr).toBe("");
+    const output = JSON.parse(result.stdout) as { health: number; run: number; body: { result?: unknown } };
+    expect(output).toMatchObject({ health: 200, run: 200 });
+    expect(JSON.stringify(output.body)).toContain("installed and answering");
+  });
+
+  it("@rein/store-postgres loads from its tarball with pg installed beside it", () => {
+    const result = run(process.execPath, ["-e", `const m = require("@rein/store-postgres"); console.log(typeof m.PostgresSessionStore);`]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout.trim()).toBe("function");
+  });
+});
