@@ -1,7 +1,7 @@
 import type { ExecRequest, RuntimeOptions } from "../runtime/runtime";
 import { checkLoopDetection } from "./agent-options-schema";
 import { abortSignal, content, context, effort, loopDetection, modelId, provider, toolChoice, toolList } from "./core-rules";
-import { func, hasMethods, object, optionsSchema, positiveInteger, recordOf, required, rule, string } from "./option-schema";
+import { boolean, func, hasMethods, object, optionsSchema, positiveInteger, recordOf, required, rule, string } from "./option-schema";
 
 const nonNegativeNumber = rule("a non-negative number", (value) => typeof value === "number" && Number.isFinite(value) && value >= 0, "number");
 
@@ -26,6 +26,7 @@ export const runtimeOptionsSchema = optionsSchema<RuntimeOptions>("Runtime", {
     "a pricing table { [model]: { inputPerMTok, outputPerMTok, cachedInputPerMTok? } }",
   ),
   reach: rule("a ReachPolicy or its options", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
+  telemetry: object({ captureContent: boolean }, "{ captureContent?: boolean }"),
 });
 
 /** {@link ExecRequest}: what `runtime.exec` takes. */

@@ -10,6 +10,8 @@ import {
 import type { TextBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
 import type { Execution } from "./execution";
 import type { RunEvents } from "./run-events";
+import type { Span } from "@opentelemetry/api";
+import { addSpanEvent, SPAN_EVENT } from "../telemetry/tracing";
 
 let runCounter = 0;
 
@@ -68,7 +70,7 @@ export class LoopGuard {
    * result to send instead of running the tool (after `maxBlockedCalls`
    * blocks the run ends with {@link ToolLoopError}).
    */
-  before(call: ToolUseBlock, poll: boolean): ToolResultBlock | undefined {
+  before(call: ToolUseBlock, poll: boolean, span?: Span): ToolResultBlock | undefined {
     const detector = this.detector;
     if (detector === undefined) return undefined;
     let verdict: ReturnType<ToolLoopDetector["detect"]>;
@@ -82,7 +84,7 @@ export class LoopGuard {
     }
     if (!verdict.stuck) return undefined;
     if (verdict.level === "warning") {
-      this.warn(verdict, call);
+      this.warn(verdict, call, span);
       return undefined;
     }
     const execution = this.execution;
@@ -96,6 +98,7 @@ export class LoopGuard {
       count: verdict.count,
       message: verdict.message,
     });
+    addSpanEvent(span, SPAN_EVENT.loopBlock, () => loopAttributes(verdict));
     if (execution.blockedCalls - this.blockedBefore >= this.config.maxBlockedCalls) {
       throw execution.abort(
         new ToolLoopError(verdict.detector, verdict.count, call.name, { blockedCalls: execution.blockedCalls }),
@@ -139,7 +142,7 @@ export class LoopGuard {
     return this.notices.splice(0);
   }
 
-  private warn(verdict: LoopDetection, call: ToolUseBlock): void {
+  private warn(verdict: LoopDetection, call: ToolUseBlock, span: Span | undefined): void {
     // Coalesce: one report per warning key and multiple of 10 calls.
     const bucket = Math.floor(verdict.count / 10);
     const last = this.reported.get(verdict.warningKey);
@@ -155,6 +158,7 @@ export class LoopGuard {
       message: verdict.message,
     });
     this.notices.push({ type: "text", text: verdict.message });
+    addSpanEvent(span, SPAN_EVENT.loopWarning, () => loopAttributes(verdict));
   }
 }
 
@@ -171,4 +175,9 @@ let scratchDetector: ToolLoopDetector | undefined;
 /** A detector with detection off: it keeps nothing but still hashes outcomes for the post-compaction guard. */
 function scratch(): ToolLoopDetector {
   return (scratchDetector ??= new ToolLoopDetector({ enabled: false }));
+}
+
+/** A loop verdict as span event attributes. */
+function loopAttributes(verdict: LoopDetection): Record<string, string | number> {
+  return { "rein.loop.detector": verdict.detector, "rein.loop.count": verdict.count, "rein.loop.message": verdict.message };
 }

@@ -30,4 +30,6 @@ export interface LoopSettings {
   readonly pricing: Pricing | undefined;
   /** The runtime's reach policy: a run with none from its caller starts one. */
   readonly reach: ReachPolicy | undefined;
+  /** Spans carry message content and tool arguments/results (`telemetry.captureContent`). */
+  readonly captureContent: boolean;
 }

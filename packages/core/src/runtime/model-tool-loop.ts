@@ -23,6 +23,9 @@ import { costOf, priceOf, type Pricing, type RunResult, type RunTotals } from ".
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
 import { TurnPause } from "./turn-pause";
+import { activeTracer, addSpanEvent, endSpanWith, failSpan, SPAN_EVENT, startAgentSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
+import { answerChatSpan, startChatSpan, usageAttributes, type LoopTracing } from "../telemetry/loop-spans";
+import { reachAttributes } from "../telemetry/agent-entry-span";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
@@ -84,6 +87,18 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     if (region !== scope?.region) region?.dispose();
     return Promise.reject(error);
   }
+  // Tracing: a loop of an agent not yet inside its own invoke_agent span (a top-level ask) opens one.
+  const tracer = activeTracer();
+  let tracing: LoopTracing | undefined;
+  let agentSpan: TraceScope | undefined;
+  if (tracer !== undefined) {
+    tracing = { tracer, captureContent: settings.captureContent };
+    if (agent !== "" && scope?.trace?.agent !== agent) {
+      const span = startAgentSpan(tracer, scope, agent, { sessionId: cursor?.writer.sessionId, model: request.model ?? settings.model });
+      agentSpan = { tracer, span, agent };
+    }
+  }
+  const trace = agentSpan ?? scope?.trace;
   const owner: CallScope = {
     context,
     execution,
@@ -100,13 +115,24 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     reach: scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach)),
     agentDepth: scope?.agentDepth ?? 0,
     agent: scope?.agent,
+    ...(trace === undefined ? {} : { trace }),
   };
   const start = execution.totals.snapshot();
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
-  let looped = withFrameData(owner, loop, settings, request, execution, owner, events);
+  let looped =
+    agentSpan === undefined
+      ? withFrameData(owner, loop, settings, request, execution, owner, events, tracing)
+      : withActiveSpan(agentSpan.span, () => withFrameData(owner, loop, settings, request, execution, owner, events, tracing));
   // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
   if (cursor?.written !== undefined) looped = committedRun(looped, cursor as SessionCursor & { written: Set<string> });
-  const run = finishedRun(looped, { settings, execution, events, start, cursor, onFinish: request.onFinish });
+  let run = finishedRun(looped, { settings, execution, events, start, cursor, onFinish: request.onFinish });
+  if (agentSpan !== undefined) {
+    const { span } = agentSpan;
+    run = endSpanWith(span, () => run.then((result) => {
+      if (span.isRecording()) span.setAttributes(usageAttributes(result.run.usage));
+      return result;
+    }));
+  }
   if (base === undefined && region === scope?.region) return run;
   return run.finally(() => {
     // The call's tail moves to where this loop ended: after concurrent loops, the one that finished last.
@@ -179,6 +205,7 @@ async function loop(
   execution: Execution,
   owner: CallScope,
   events: RunEvents,
+  tracing: LoopTracing | undefined,
 ): Promise<LoopOutcome> {
   const { context, cursor, signal, region } = owner;
   const steps = owner.steps!;
@@ -235,6 +262,7 @@ async function loop(
       withheld,
       signal,
       loopGuard,
+      tracing,
       approved: new Set(resume.reason === "approval" && resume.approve ? [resume.pending[0]!.id] : []),
     };
     const results: ToolResultBlock[] = [...resume.results];
@@ -283,12 +311,17 @@ async function loop(
     const step = execution.step(steps);
     if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
     let response: ModelResponse;
+    const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort, cacheKey };
+    const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, owner, provider.providerId, modelRequest);
     try {
       // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
       const streaming = events.listening ? { events, step } : undefined;
-      const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort, cacheKey };
       response = await requestModel(provider, format === undefined ? modelRequest : { ...modelRequest, responseFormat: format.wire }, signal, streaming);
     } catch (error) {
+      if (chatSpan !== undefined) {
+        failSpan(chatSpan, error);
+        chatSpan.end();
+      }
       const at = recorder();
       if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
       if (aborted(signal)) throw error;
@@ -308,6 +341,12 @@ async function loop(
       const price = priceOf(reachPricing, pricedModel(reachPricing, model, response.model));
       owner.reach.addUsage(response.usage.inputTokens + response.usage.outputTokens, price === undefined ? 0 : costOf(price, response.usage));
       if (events.listening) events.emit({ type: "reach-status", ...owner.reach.status(owner.agentDepth ?? 0) });
+      const reach = owner.reach;
+      addSpanEvent(chatSpan, SPAN_EVENT.reachStatus, () => reachAttributes(reach, owner.agentDepth ?? 0));
+    }
+    if (chatSpan !== undefined) {
+      answerChatSpan(tracing!, chatSpan, response, llmId);
+      chatSpan.end();
     }
     messages.push({ role: "assistant", content: response.content });
 
@@ -330,7 +369,7 @@ async function loop(
     }
     // A forced choice applies to the first request only, or the model could never finish.
     if (toolChoice === "required" || typeof toolChoice === "object") toolChoice = undefined;
-    const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard };
+    const site: ToolCallSite = { execution, events, scope: owner, requestedBy: llmId ?? null, offered, withheld, signal, loopGuard, tracing };
     const results: ToolResultBlock[] = [];
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.

@@ -13,6 +13,7 @@ import {
 } from "@rein/guard";
 import { Context } from "../context/context";
 import { currentScope, type CallScope } from "../scope/call-scope";
+import { spanTraceparent } from "../telemetry/tracing";
 
 /**
  * The live reach budget and usage of the running call — logic depth,
@@ -82,6 +83,7 @@ export function withReachBudget<R>(budget: ReachBudget, fn: () => R, options: Wi
     ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
     reach: run,
     agentDepth: 0,
+    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
   };
   return guard.withFrameData(scope, fn);
 }
@@ -104,7 +106,8 @@ export interface WithReachBudgetOptions {
  * `fetch` that passes the current call's reach on: `X-Agent-Policy` with
  * the budget left ({@link childBudget}, signed when `REIN_POLICY_SECRET` is
  * set) and a W3C `traceparent` continuing the run's trace (a new trace when
- * it has none). Outside any reach policy it adds only the `traceparent`.
+ * it has none; with an OpenTelemetry SDK registered, the parent is the
+ * span the call runs in, e.g. its `execute_tool` span). Outside any reach policy it adds only the `traceparent`.
  * @example
  * ```ts
  * const response = await reachFetch("http://search-agent.internal/v1/agent/run", { method: "POST", body: JSON.stringify(task) });
@@ -114,6 +117,7 @@ export function reachFetch(url: string | URL, init: RequestInit = {}): Promise<R
   const headers = new Headers(init.headers);
   const budget = childBudget();
   if (budget !== undefined) headers.set(POLICY_HEADER_NAME, encodePolicyHeader(budget));
-  headers.set(TRACEPARENT_HEADER_NAME, childTraceparent(currentScope()?.reach?.traceparent));
+  const scope = currentScope();
+  headers.set(TRACEPARENT_HEADER_NAME, spanTraceparent(scope) ?? childTraceparent(scope?.reach?.traceparent));
   return fetch(url, { ...init, headers });
 }

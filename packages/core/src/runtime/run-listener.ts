@@ -42,6 +42,7 @@ export function withRunListener<R>(listener: RunEventListener, fn: () => R, opti
     region,
     ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
     ...(parent?.reach === undefined ? {} : { reach: parent.reach, agentDepth: parent.agentDepth ?? 0 }),
+    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
   };
   if (ownRegion === undefined) return guard.withFrameData(scope, fn);
   let result: R;

@@ -11,6 +11,7 @@ import { runModelToolLoop, type ExecResult } from "./model-tool-loop";
 import { RunEvents } from "./run-events";
 import type { RunEventListener } from "./runtime-events";
 import type { Pricing } from "./run-result";
+import type { TelemetryOptions } from "../telemetry/telemetry-options";
 
 export type { ExecRequest } from "./exec-request";
 
@@ -51,6 +52,13 @@ export interface RuntimeOptions {
    * tokens, cost and deadline. @default none
    */
   reach?: ReachPolicy | ReachPolicyOptions;
+  /**
+   * OpenTelemetry spans of this runtime's runs (made only when the app
+   * registers an OpenTelemetry SDK). Message content, tool arguments and
+   * tool results go on spans only with `captureContent: true`.
+   * @default { captureContent: false }
+   */
+  telemetry?: TelemetryOptions;
 }
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
@@ -87,6 +95,8 @@ export class Runtime {
   readonly reach: ReachPolicy | undefined;
   readonly loopDetection: LoopDetectionOptions | undefined;
   readonly maxContextTokens: number | undefined;
+  /** Whether spans of this runtime's runs carry message content and tool arguments/results. */
+  readonly captureContent: boolean;
   /** Guard limits applied to every scoped call of agents using this runtime; undefined = defaults. */
   readonly limits: ChainLimits | undefined;
   private configuredProvider: ModelProvider | undefined;
@@ -110,6 +120,7 @@ export class Runtime {
     this.onEvent = options.onEvent;
     this.loopDetection = options.loopDetection;
     this.maxContextTokens = options.maxContextTokens;
+    this.captureContent = options.telemetry?.captureContent ?? false;
     this.pricing = options.pricing;
     this.reach = options.reach === undefined || options.reach instanceof ReachPolicy ? options.reach : new ReachPolicy(options.reach);
   }
@@ -172,6 +183,7 @@ export class Runtime {
       onEvent: this.onEvent,
       pricing: this.pricing,
       reach: this.reach,
+      captureContent: this.captureContent,
     };
   }
 }

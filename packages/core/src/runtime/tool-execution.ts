@@ -11,6 +11,10 @@ import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSigna
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
+import type { Span } from "@opentelemetry/api";
+import { resultToolSpan, startToolSpan, type LoopTracing } from "../telemetry/loop-spans";
+import { addSpanEvent, endSpanWith, SPAN_EVENT, withActiveSpan } from "../telemetry/tracing";
+import { toolContentBlocks } from "../tools/tool-content";
 
 const withFrameData = guard.withFrameData;
 
@@ -30,6 +34,8 @@ export interface ToolCallSite {
   readonly loopGuard: LoopGuard;
   /** Calls a paused turn's resume approved (their `requiresApproval` check is answered). */
   readonly approved?: ReadonlySet<string>;
+  /** Set while an OpenTelemetry SDK is registered: each call gets an `execute_tool` span. */
+  readonly tracing?: LoopTracing;
 }
 
 /** What a call produced: the block the model sees, and what loop detection records. */
@@ -53,14 +59,22 @@ const BLOCKED = { status: "blocked", reason: "tool-loop" } as const;
  * the run (step budget, cancellation, provider failures, an earlier abort,
  * `ToolLoopError`) propagate.
  */
-export async function executeToolCall(call: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock> {
+export function executeToolCall(call: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock> {
   const tool = site.offered.get(call.name);
+  const tracing = site.tracing;
+  if (tracing === undefined) return executeTraced(call, tool, site, undefined);
+  const span = startToolSpan(tracing, site.scope, call, tool);
+  return endSpanWith(span, () => executeTraced(call, tool, site, span));
+}
+
+async function executeTraced(call: ToolUseBlock, tool: Tool | undefined, site: ToolCallSite, span: Span | undefined): Promise<ToolResultBlock> {
   // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
-  const blocked = site.loopGuard.before(call, tool?.poll ?? false);
+  const blocked = site.loopGuard.before(call, tool?.poll ?? false, span);
   const { events } = site;
   site.execution.totals.toolCalls++;
   if (events.listening) events.emit({ type: "tool-call", toolCallId: call.id, name: call.name, input: call.input });
-  const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site);
+  const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site, span);
+  if (span !== undefined) resultToolSpan(site.tracing!, span, outcome.block, outcome.recorded.error);
   site.loopGuard.after(call, outcome.recorded);
   const { block } = outcome;
   if (block.isError === true) {
@@ -72,7 +86,7 @@ export async function executeToolCall(call: ToolUseBlock, site: ToolCallSite): P
   return block;
 }
 
-async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCallSite): Promise<Outcome> {
+async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCallSite, span: Span | undefined): Promise<Outcome> {
   if (call.inputError !== undefined) {
     return failed(
       call,
@@ -83,11 +97,11 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
   }
   if (tool === undefined) return notOffered(call, site);
   try {
-    const value = await run(tool, call, site);
-    return { block: { type: "tool_result", toolUseId: call.id, content: resultText(value, tool.maxResultChars) }, recorded: { result: value } };
+    const value = await run(tool, call, site, span);
+    return { block: { type: "tool_result", toolUseId: call.id, content: resultContent(value, tool.maxResultChars) }, recorded: { result: value } };
   } catch (error) {
     if (site.execution.isAbortError(error) || site.signal?.aborted === true || endsTheRun(error)) throw error;
-    if (GuardError.isInstance(error)) return refused(call, error, site);
+    if (GuardError.isInstance(error)) return refused(call, error, site, span);
     // Cancelled on its own (its own timeout, a nested agent's own signal, a hook refusing this one call):
     // that call is over, the run is not.
     if (isCancellation(error)) return failed(call, `Tool '${call.name}' was cancelled: ${errorMessage(error)}`, error);
@@ -105,7 +119,7 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
  * when the tool has a timeout, a signal that also fires at the timeout —
  * and races it: a tool that ignores its signal cannot hold the run.
  */
-function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknown> {
+function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined): Promise<unknown> {
   // A signal that fired before the call started (even from a listener of its `tool-call` event) stops it unstarted.
   if (site.signal?.aborted === true) return Promise.reject(abortReason(site.signal));
   const parent = site.scope;
@@ -124,8 +138,13 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite): Promise<unknow
     toolCall: { id: call.id, name: call.name, requestedBy: site.requestedBy },
     signal,
     region,
+    ...(span === undefined ? {} : { trace: { tracer: site.tracing!.tracer, span, agent: parent.trace?.agent ?? "" } }),
   };
-  const work = withFrameData(scope, execute, tool, call.input, signal, site.approved?.has(call.id) === true);
+  const approved = site.approved?.has(call.id) === true;
+  const work =
+    span === undefined
+      ? withFrameData(scope, execute, tool, call.input, signal, approved)
+      : withActiveSpan(span, () => withFrameData(scope, execute, tool, call.input, signal, approved));
   if (signal === undefined) return work;
   const raced = raceSignal(work, signal);
   if (timer === undefined) return raced;
@@ -173,11 +192,12 @@ function notOffered(call: ToolUseBlock, site: ToolCallSite): Outcome {
 }
 
 /** A guard refused the call: the model is told once; a second refusal in the run aborts it. */
-function refused(call: ToolUseBlock, error: GuardError, site: ToolCallSite): Outcome {
+function refused(call: ToolUseBlock, error: GuardError, site: ToolCallSite, span: Span | undefined): Outcome {
   const { execution, events } = site;
   execution.refusals++;
   const aborted = execution.refusals >= 2;
   events.emit({ type: "guard-refusal", toolCallId: call.id, name: call.name, error, aborted });
+  addSpanEvent(span, SPAN_EVENT.guardRefusal, () => ({ "rein.guard.error": error.name, "rein.guard.message": error.message, "rein.guard.aborted": aborted }));
   events.logger.warn({ tool: call.name, refusals: execution.refusals, aborted }, error.message);
   if (aborted) throw execution.abort(error);
   return {
@@ -208,6 +228,13 @@ function refusalMessage(error: GuardError, toolName: string): string {
     );
   }
   return `Refused: ${error.message}. Do not call '${toolName}' again; answer with what you have. Another refused call ends the whole run.`;
+}
+
+/** What the model sees of a tool's value: text, or the blocks of a {@link ToolContent} (an MCP tool's images). */
+function resultContent(value: unknown, maxChars: number | undefined): ToolResultBlock["content"] {
+  const blocks = toolContentBlocks(value);
+  if (blocks === undefined) return resultText(value, maxChars);
+  return maxChars === undefined ? blocks : blocks.map((block) => (block.type === "text" ? { type: "text", text: resultText(block.text, maxChars) } : block));
 }
 
 function resultText(value: unknown, maxChars: number | undefined): string {

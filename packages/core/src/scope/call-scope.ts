@@ -7,6 +7,7 @@ import type { CancellationRegion } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionCursor } from "./session-cursor";
+import type { TraceScope } from "../telemetry/tracing";
 
 /** What the runtime needs to know about the function a scope runs. */
 export interface ScopedFunctionInfo {
@@ -69,6 +70,8 @@ export interface CallScope {
   readonly agentDepth?: number;
   /** The agent whose method this scope (or the nearest enclosing one) runs. */
   readonly agent?: object;
+  /** The OpenTelemetry span of the innermost traced call (only while an SDK is registered). */
+  readonly trace?: TraceScope;
 }
 
 const frameData = currentFrameData;

@@ -10,6 +10,9 @@ import type { SessionNodeStatus } from "../session/session-node";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
+import type { Span } from "@opentelemetry/api";
+import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
+import { endSpanWith, failSpan, withActiveSpan } from "../telemetry/tracing";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
 const runInFrame = guard.runInFrame;
@@ -55,6 +58,7 @@ export function enterFunctionScope<A extends unknown[], R>(
 ): R {
   let call: RecordedCall | undefined;
   let result: R;
+  let span: Span | undefined;
   try {
     const parent = currentScope();
     const context = owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
@@ -81,6 +85,8 @@ export function enterFunctionScope<A extends unknown[], R>(
     const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
     let reach = parent?.reach;
     let refusal: ReachError | undefined;
+    const traced = entering ? traceAgentEntry(parent, owner, info, call?.writer.sessionId, call?.nodeId) : parent?.trace;
+    if (traced !== parent?.trace) span = traced!.span;
     if (entering) {
       if (reach === undefined && entry.reachPolicy !== undefined) reach = new ReachRun(entry.reachPolicy);
       if (reach !== undefined) {
@@ -90,6 +96,7 @@ export function enterFunctionScope<A extends unknown[], R>(
           refusal = error as ReachError;
         }
         if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
+        if (span !== undefined) traceReach(span, reach, agentDepth, refusal);
       }
     }
     const scope: CallScope = {
@@ -107,11 +114,16 @@ export function enterFunctionScope<A extends unknown[], R>(
       signal: parent?.signal,
       region: parent?.region,
       steps: parent?.steps,
+      trace: traced,
     };
     if (call !== undefined) call.scope = scope;
     if (refusal === undefined) {
       const limits = owner?.scopeLimits;
-      result = runInFrame(frame, invoke, limits === undefined ? { data: scope } : { ...limits, data: scope }, target, thisArg, args, scope);
+      const data = limits === undefined ? { data: scope } : { ...limits, data: scope };
+      result =
+        span === undefined
+          ? runInFrame(frame, invoke, data, target, thisArg, args, scope)
+          : withActiveSpan(span, () => runInFrame(frame, invoke, data, target, thisArg, args, scope));
     } else {
       // Refused by reach: the agent's fallback answers instead (recorded as a degraded result), else the refusal is thrown.
       const fallback = entry?.fallback;
@@ -121,11 +133,21 @@ export function enterFunctionScope<A extends unknown[], R>(
       if (info.isAsync && !(result instanceof Promise)) result = Promise.resolve(result) as R;
     }
   } catch (error) {
+    if (span !== undefined) {
+      failSpan(span, error);
+      span.end();
+    }
     if (call !== undefined) finishCall(call, undefined, error, true);
     // An async function's callers expect a rejection, even for a refusal at entry.
     if (info.isAsync) return Promise.reject(error) as R;
     throw error;
   }
+  if (span !== undefined) return endSpanWith(span, () => finishScopedCall(call, result));
+  return finishScopedCall(call, result);
+}
+
+/** Settles a scoped call's result: its recorded node (if any) is finished when the result settles. */
+function finishScopedCall<R>(call: RecordedCall | undefined, result: R): R {
   if (call === undefined) return result;
   const recorded = call;
   if (result instanceof Promise) {
