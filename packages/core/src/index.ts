@@ -24,6 +24,8 @@ export { withRunListener } from "./runtime/run-listener";
 export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";
+export { ToolContent } from "./tools/tool-content";
+export type { TelemetryOptions } from "./telemetry/telemetry-options";
 export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
 export { currentSignal } from "./scope/call-scope";
