@@ -34,3 +34,4 @@ export type { PreInvocationHook, InvocationInfo } from "./scope/hooks";
 export * from "./errors";
 export * from "./model";
 export * from "./session";
+export * from "./resumable";

@@ -20,3 +20,5 @@ export const checkNodeId: Kit["checkNodeId"] = sessionStoreKit.checkNodeId;
 export const checkCreateSessionArguments: Kit["checkCreateSessionArguments"] = sessionStoreKit.checkCreateSessionArguments;
 export const exportGraphOptionsSchema: Kit["exportGraphOptionsSchema"] = sessionStoreKit.exportGraphOptionsSchema;
 export const readAncestryOptionsSchema: Kit["readAncestryOptionsSchema"] = sessionStoreKit.readAncestryOptionsSchema;
+export const runFromRow: Kit["runFromRow"] = sessionStoreKit.runFromRow;
+export const checkRunArguments: Kit["checkRunArguments"] = sessionStoreKit.checkRunArguments;

@@ -237,8 +237,8 @@ describe("schema", () => {
     const error = thrown(() => open({ schema }));
     expect(PostgresSchemaVersionError.isInstance(error)).toBe(true);
     expect(SessionSchemaVersionError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ foundVersion: 7, supportedVersion: 1 });
-    expect((error as Error).message).toMatch(/has schema version 7, newer than version 1 supported by this @rein\/store-postgres.*upgrade @rein\/store-postgres/);
+    expect(error).toMatchObject({ foundVersion: 7, supportedVersion: 2 });
+    expect((error as Error).message).toMatch(/has schema version 7, newer than version 2 supported by this @rein\/store-postgres.*upgrade @rein\/store-postgres/);
     expect((await admin!.query(`SELECT count(*)::int AS n FROM "${schema}".rein_schema`)).rows).toEqual([{ n: 2 }]);
   });
 

@@ -43,6 +43,27 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql:
       CREATE INDEX nodes_running ON {schema}.nodes (owner) WHERE status = 'running';
     `,
   },
+  {
+    version: 2,
+    name: "resumable runs and their leases",
+    // One row per resumable run: its state and the lease of the store that
+    // owns it (owner null when nobody does). Older schemas gain the table empty.
+    sql: `
+      CREATE TABLE {schema}.runs (
+        run_id text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES {schema}.sessions (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        state text NOT NULL,
+        reason text,
+        owner text,
+        lease_until bigint,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL
+      );
+      CREATE INDEX runs_by_state ON {schema}.runs (state, created_at);
+      CREATE INDEX runs_by_session ON {schema}.runs (session_id);
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

@@ -12,6 +12,9 @@ import {
   type SessionNode,
   type SessionStoreLike,
   type SessionWriteOperation,
+  type RunLeaseStore,
+  type RunRecord,
+  type RunState,
 } from "@rein/core";
 import {
   checkCreateSessionArguments,
@@ -23,6 +26,8 @@ import {
   releaseSharedWriter,
   releaseSharedWriters,
   renderSessionGraph,
+  checkRunArguments,
+  runFromRow,
 } from "./core-internals";
 import { PostgresConnection } from "./postgres-connection";
 import { postgresFault } from "./postgres-faults";
@@ -81,7 +86,7 @@ function checkTurns(options: ReadAncestryOptions): number | null {
  * store.close();
  * ```
  */
-export class PostgresSessionStore implements SessionStoreLike {
+export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
   /** `postgres://host:port/database (schema rein)`: where the store is; never with the password. */
   readonly location: string;
   /** The schema that holds the store's tables. */
@@ -271,6 +276,44 @@ export class PostgresSessionStore implements SessionStoreLike {
   flush(): void {
     this.assertOpen();
     flushPendingWriters(this);
+  }
+
+  registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
+    checkRunArguments("PostgresSessionStore.registerRun", runId, leaseMs);
+    checkSessionId("PostgresSessionStore.registerRun", sessionId);
+    this.call("registerRun", runId, sessionId, name, leaseMs, Date.now());
+  }
+
+  /**
+   * See `RunLeaseStore.claimRun`: a holder whose store's connection ended
+   * (found through its liveness lock, as {@link interruptAbandoned} does)
+   * frees the lease at once, on any machine. Expiry uses the claimant's
+   * clock: keep the machines' clocks in step to well within the lease.
+   */
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
+    checkRunArguments("PostgresSessionStore.claimRun", runId, leaseMs, states);
+    return this.call("claimRun", runId, states, leaseMs, Date.now()) as boolean;
+  }
+
+  renewRun(runId: string, leaseMs: number): boolean {
+    checkRunArguments("PostgresSessionStore.renewRun", runId, leaseMs);
+    return this.call("renewRun", runId, leaseMs, Date.now()) as boolean;
+  }
+
+  releaseRun(runId: string, state: RunState, reason: string | null): void {
+    checkRunArguments("PostgresSessionStore.releaseRun", runId, undefined, [state]);
+    this.call("releaseRun", runId, state, reason, Date.now());
+  }
+
+  getRun(runId: string): RunRecord | undefined {
+    checkRunArguments("PostgresSessionStore.getRun", runId);
+    const found = this.call("getRun", runId) as unknown[] | undefined;
+    return found === undefined ? undefined : runFromRow(found);
+  }
+
+  listRuns(states?: readonly RunState[]): RunRecord[] {
+    checkRunArguments("PostgresSessionStore.listRuns", "all", undefined, states);
+    return (this.call("listRuns", states ?? null) as unknown[][]).map(runFromRow);
   }
 
   /** Marks this store's own running nodes `interrupted` (at shutdown; {@link close} does it). */

@@ -316,6 +316,7 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
   }
 
   const SESSION_COLUMNS = "id, agent_id, title, created_at, updated_at, head_id, last_seq, node_count";
+  const RUN_COLUMNS = "run_id, session_id, name, state, reason, owner IS NOT NULL, lease_until, updated_at, created_at";
 
   /**
    * Node rows as one JSON text made by the server: one string crosses the
@@ -587,6 +588,67 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
     },
     commit,
     interruptAbandoned,
+    async registerRun(runId: string, sessionId: string, name: string, leaseMs: number, now: number): Promise<void> {
+      const inserted = await run(
+        `INSERT INTO ${S}.runs (run_id, session_id, name, state, owner, lease_until, created_at, updated_at) ` +
+          `SELECT $1, $2, $3, 'running', $4, $5, $6, $6 WHERE EXISTS (SELECT 1 FROM ${S}.sessions WHERE id = $2)`,
+        [runId, sessionId, name, data.owner, now + leaseMs, now],
+      );
+      if (inserted.rowCount === 0) throw notFound(sessionId);
+    },
+    /**
+     * Takes the lease with the run row locked (FOR UPDATE), so of several
+     * claimants exactly one finds it free: free when nobody holds it, it
+     * expired, or its holder's liveness lock can be taken (that store's
+     * connection, and so its process, is gone).
+     */
+    async claimRun(runId: string, states: readonly string[], leaseMs: number, now: number): Promise<boolean> {
+      return transaction(async (c) => {
+        const [found] = (await query(c, `SELECT state, owner, lease_until FROM ${S}.runs WHERE run_id = $1 FOR UPDATE`, [runId])).rows;
+        if (found === undefined || !states.includes(String(found[0]))) return false;
+        const owner = found[1] as string | null;
+        let free = owner === null || found[2] === null || Number(found[2]) < now;
+        if (!free && owner !== data.owner) {
+          const [taken] = (await query(c, `SELECT pg_try_advisory_lock(${OWNER_KEY})`, [owner])).rows;
+          if (taken![0] === true) {
+            free = true;
+            await query(c, `SELECT pg_advisory_unlock(${OWNER_KEY})`, [owner]);
+          }
+        }
+        if (!free) return false;
+        await query(c, `UPDATE ${S}.runs SET state = 'running', reason = NULL, owner = $2, lease_until = $3, updated_at = $4 WHERE run_id = $1`, [
+          runId,
+          data.owner,
+          now + leaseMs,
+          now,
+        ]);
+        return true;
+      });
+    },
+    async renewRun(runId: string, leaseMs: number, now: number): Promise<boolean> {
+      const updated = await run(`UPDATE ${S}.runs SET lease_until = $2, updated_at = $3 WHERE run_id = $1 AND owner = $4 AND state = 'running'`, [
+        runId,
+        now + leaseMs,
+        now,
+        data.owner,
+      ]);
+      return updated.rowCount === 1;
+    },
+    async releaseRun(runId: string, state: string, reason: string | null, now: number): Promise<void> {
+      await run(`UPDATE ${S}.runs SET state = $2, reason = $3, owner = NULL, lease_until = NULL, updated_at = $4 WHERE run_id = $1 AND owner = $5`, [
+        runId,
+        state,
+        reason,
+        now,
+        data.owner,
+      ]);
+    },
+    async getRun(runId: string): Promise<Row | undefined> {
+      return (await run(`SELECT ${RUN_COLUMNS} FROM ${S}.runs WHERE run_id = $1`, [runId])).rows[0];
+    },
+    async listRuns(states: readonly string[] | null): Promise<Row[]> {
+      return (await run(`SELECT ${RUN_COLUMNS} FROM ${S}.runs WHERE $1::text[] IS NULL OR state = ANY($1::text[]) ORDER BY created_at, run_id`, [states])).rows;
+    },
     async interruptRunning(): Promise<number> {
       return (
         await run(

@@ -11,6 +11,7 @@ import type { RunResult } from "../runtime/run-result";
 import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
 import { TurnPause, type PausedRun, type RunResumption } from "../runtime/turn-pause";
 import type { ScopeOwner } from "../scope/enter-scope";
+import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions } from "../resumable/resume-run";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
@@ -166,6 +167,7 @@ export class Agent<Output = string> implements ScopeOwner {
     this.#options = options;
     this.#ownContext = options.context ?? classDefault<Context>(this, "context");
     this.scopeLimits = (options.runtime ?? classDefault<Runtime>(this, "runtime"))?.limits;
+    if (this.#classInfo.resumable === true) registerResumableAgent(this);
   }
 
   /** Builds an agent from a plain spec (e.g. loaded from JSON), with overrides on top. */
@@ -303,7 +305,9 @@ export class Agent<Output = string> implements ScopeOwner {
    * tool calls of the current step have run, before the next model request.
    * The turn then resolves `paused` with a continuation for
    * {@link resumeTurn}. With no turn running, the next turn pauses after its
-   * first step.
+   * first step. A resumable run of this agent running now pauses before its
+   * next `step()` (its node and store state `paused`, waiting for
+   * {@link resumeRun}).
    * @example
    * ```ts
    * const turn = agent.chat("Refactor the module.");
@@ -313,6 +317,23 @@ export class Agent<Output = string> implements ScopeOwner {
    */
   pause(): void {
     this.#pauseRequested = true;
+    pauseRunsOf(this);
+  }
+
+  /**
+   * Finishes a run of one of this agent's resumable methods (see
+   * `methodOptions.resumable`) on its original node, from its store (the
+   * agent's Context), and resolves with the method's result: finished steps
+   * return their saved results without running. Rejects with
+   * `RunPausedError` when the run must stay paused (naming the step or
+   * function), `RunNotResumableError` when another live worker holds it.
+   * @example
+   * ```ts
+   * const result = await pipeline.resumeRun(runId, { codeChangePolicy: "use_latest" });
+   * ```
+   */
+  resumeRun<T = unknown>(runId: string, options: ResumeRunOptions = {}): Promise<T> {
+    return resumeRunOf(this, runId, options) as Promise<T>;
   }
 
   #pauseRequested = false;

@@ -6,6 +6,8 @@ import { paramTypesOf, readSignature, schemaFromSignature } from "../tools/signa
 import { checkToolName } from "../tools/tool";
 import { decoratedOptions } from "./method-decorator";
 import { validateMethodOptions, type MethodOptions } from "./method-options";
+import { resumableOptionsOf } from "../resumable/resumable-options";
+import { resumableWrapper } from "../resumable/resumable-run";
 
 /** What setup learned about one scoped method. */
 export interface MethodInfo {
@@ -23,6 +25,8 @@ export interface MethodInfo {
 /** Per-class result of setup: its own methods, plus those inherited from scoped ancestors. */
 export interface ClassInfo {
   readonly methods: ReadonlyMap<string, MethodInfo>;
+  /** True when a method is resumable: its instances are registered for `resumeRun` / `resumeInterrupted`. */
+  readonly resumable?: boolean;
 }
 
 const prepared = new WeakMap<object, ClassInfo>();
@@ -69,7 +73,7 @@ export function prepareAgentClass(agentClass: abstract new (...args: never[]) =>
       throw new TypeError(`Invalid methodOptions for ${className}.${name}: ${className} has no method named '${name}'`);
     }
   }
-  const result: ClassInfo = { methods };
+  const result: ClassInfo = { methods, resumable: [...methods.values()].some((method) => resumableOptionsOf(method.options.resumable) !== undefined) };
   prepared.set(agentClass, result);
   return result;
 }
@@ -160,7 +164,10 @@ function wrap(
     toolName: method.options.tool ? name : undefined,
     isAsync: original.constructor.name === "AsyncFunction",
   };
-  const scoped = instance
+  const resumable = resumableOptionsOf(method.options.resumable);
+  const scoped = resumable !== undefined
+    ? resumableWrapper({ frame, info, name: frame.name, methodName: name, original, options: resumable })
+    : instance
     ? function (this: ScopeOwner | undefined, ...args: unknown[]): unknown {
         // A detached call (`const f = agent.run; f()`) has no owner; it still runs scoped.
         const owner = this !== undefined && this !== null && typeof this.contextFor === "function" ? this : undefined;

@@ -1,6 +1,7 @@
 import type { ParametersSchema } from "../tools/schema";
 import { isStandardSchema } from "../tools/schema";
 import type { RenderRange } from "../session/history";
+import { resumableProblem, type ResumableOptions } from "../resumable/resumable-options";
 
 /** How a method's calls show in the history of later requests. @default "full" */
 export type Expose = "io" | "full" | "llm" | "hidden";
@@ -20,8 +21,14 @@ export interface MethodOptions {
   expose?: Expose;
   /** How far history reaches for requests made inside the method (see {@link RenderRange}). */
   renderRange?: RenderRange;
-  /** Marks the method as a resumable step (replayed on resume). @default false */
-  resumable?: boolean;
+  /**
+   * Makes the method a resumable run: its `step()`s save their results, and
+   * `resumeRun` finishes an interrupted run without running finished steps
+   * again. An object lists `helpers` (part of the code fingerprint) and the
+   * `codeChangePolicy`. See {@link ResumableOptions}.
+   * @default false
+   */
+  resumable?: boolean | ResumableOptions;
   /** Milliseconds after which a tool call of the method fails with a timeout. */
   timeout?: number;
   /** Longer tool results are truncated before the model sees them. */
@@ -53,7 +60,7 @@ const CHECKS: { readonly [K in keyof Required<MethodOptions>]: (value: unknown) 
     }
     return undefined;
   },
-  resumable: boolean,
+  resumable: resumableProblem,
   timeout: positiveNumber,
   maxResultChars: (value) => (Number.isInteger(value) && (value as number) > 0 ? undefined : "expected a positive integer"),
   requiresApproval: boolean,

@@ -23,6 +23,18 @@ import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "
 import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "../options/session-arguments";
+import { checkRunArguments, type RunLeaseStore, type RunRecord, type RunState } from "./run-leases";
+
+interface MemoryRun {
+  runId: string;
+  sessionId: string;
+  name: string;
+  state: RunState;
+  reason: string | null;
+  leaseUntil: number | null;
+  updatedAt: number;
+  createdAt: number;
+}
 
 /** The result of a commit that appended nothing new. */
 const NOTHING_APPENDED: SessionCommitResult = Object.freeze({ seqs: new Map<string, number>() });
@@ -73,10 +85,11 @@ interface MemorySession {
  * const writer = new SessionNodeWriter(store, "s1");
  * ```
  */
-export class InMemorySessionStore implements SessionStoreLike {
+export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore {
   /** @default "in-memory store" */
   readonly location = "in-memory store";
   private readonly sessions = new Map<string, MemorySession>();
+  private readonly runs = new Map<string, MemoryRun>();
   private closed = false;
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
@@ -127,7 +140,61 @@ export class InMemorySessionStore implements SessionStoreLike {
   deleteSession(id: string): void {
     this.session(id);
     this.sessions.delete(id);
+    for (const run of [...this.runs.values()]) if (run.sessionId === id) this.runs.delete(run.runId);
     releaseSharedWriter(this, id);
+  }
+
+  registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
+    checkRunArguments("InMemorySessionStore.registerRun", runId, leaseMs);
+    this.session(sessionId);
+    const now = Date.now();
+    this.runs.set(runId, { runId, sessionId, name, state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now, createdAt: now });
+  }
+
+  /** One process holds this store, so a lease is free when nobody holds it or it expired. */
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
+    checkRunArguments("InMemorySessionStore.claimRun", runId, leaseMs, states);
+    this.assertOpen();
+    const run = this.runs.get(runId);
+    const now = Date.now();
+    if (run === undefined || !states.includes(run.state)) return false;
+    if (run.leaseUntil !== null && run.leaseUntil >= now) return false;
+    Object.assign(run, { state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now });
+    return true;
+  }
+
+  renewRun(runId: string, leaseMs: number): boolean {
+    checkRunArguments("InMemorySessionStore.renewRun", runId, leaseMs);
+    this.assertOpen();
+    const run = this.runs.get(runId);
+    if (run === undefined || run.leaseUntil === null || run.state !== "running") return false;
+    const now = Date.now();
+    run.leaseUntil = now + leaseMs;
+    run.updatedAt = now;
+    return true;
+  }
+
+  releaseRun(runId: string, state: RunState, reason: string | null): void {
+    checkRunArguments("InMemorySessionStore.releaseRun", runId, undefined, [state]);
+    this.assertOpen();
+    const run = this.runs.get(runId);
+    if (run === undefined || run.leaseUntil === null) return;
+    Object.assign(run, { state, reason, leaseUntil: null, updatedAt: Date.now() });
+  }
+
+  getRun(runId: string): RunRecord | undefined {
+    checkRunArguments("InMemorySessionStore.getRun", runId);
+    this.assertOpen();
+    const run = this.runs.get(runId);
+    return run === undefined ? undefined : { ...run, owned: run.leaseUntil !== null };
+  }
+
+  listRuns(states?: readonly RunState[]): RunRecord[] {
+    checkRunArguments("InMemorySessionStore.listRuns", "all", undefined, states);
+    this.assertOpen();
+    return [...this.runs.values()]
+      .filter((run) => states === undefined || states.includes(run.state))
+      .map((run) => ({ ...run, owned: run.leaseUntil !== null }));
   }
 
   head(sessionId: string): string | null {

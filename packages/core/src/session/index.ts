@@ -12,6 +12,8 @@ export type {
 } from "./session-store-like";
 export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
+export { isRunLeaseStore } from "./run-leases";
+export type { RunLeaseStore, RunRecord, RunState } from "./run-leases";
 export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";

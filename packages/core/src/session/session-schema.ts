@@ -53,6 +53,29 @@ export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: 
       UPDATE rein_sessions SET node_count = (SELECT count(*) FROM rein_nodes n WHERE n.session_id = rein_sessions.id);
     `,
   },
+  {
+    version: 3,
+    name: "resumable runs and their leases",
+    // One row per resumable run: its state and the lease of the worker that
+    // owns it (owner_* null when nobody does). Older files gain the table empty.
+    sql: `
+      CREATE TABLE rein_runs (
+        run_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        reason TEXT,
+        owner_host TEXT,
+        owner_pid INTEGER,
+        owner_store TEXT,
+        lease_until INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX rein_runs_by_state ON rein_runs (state, created_at);
+      CREATE INDEX rein_runs_by_session ON rein_runs (session_id);
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

@@ -18,6 +18,7 @@ import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
+import { checkRunArguments, runFromRow, type RunLeaseStore, type RunRecord, type RunRow, type RunState } from "./run-leases";
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { installShutdownFlush } from "./shutdown-flush";
 import { SqliteConnection } from "./sqlite-connection";
@@ -109,7 +110,7 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
  * store.close();
  * ```
  */
-export class SessionStore implements SessionStoreLike {
+export class SessionStore implements SessionStoreLike, RunLeaseStore {
   /** Absolute path of the database file, or `":memory:"`. */
   readonly location: string;
   /** How long {@link commitWithRetry} retries a locked database, in ms. */
@@ -286,6 +287,39 @@ export class SessionStore implements SessionStoreLike {
   flush(): void {
     this.assertOpen();
     flushPendingWriters(this);
+  }
+
+  registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
+    checkRunArguments("SessionStore.registerRun", runId, leaseMs);
+    checkSessionId("SessionStore.registerRun", sessionId);
+    this.call("registerRun", runId, sessionId, name, leaseMs, Date.now());
+  }
+
+  /** See {@link RunLeaseStore.claimRun}: a holder that is a dead process of this host frees the lease at once. */
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
+    checkRunArguments("SessionStore.claimRun", runId, leaseMs, states);
+    return this.call("claimRun", runId, states, leaseMs, Date.now()) as boolean;
+  }
+
+  renewRun(runId: string, leaseMs: number): boolean {
+    checkRunArguments("SessionStore.renewRun", runId, leaseMs);
+    return this.call("renewRun", runId, leaseMs, Date.now()) as boolean;
+  }
+
+  releaseRun(runId: string, state: RunState, reason: string | null): void {
+    checkRunArguments("SessionStore.releaseRun", runId, undefined, [state]);
+    this.call("releaseRun", runId, state, reason, Date.now());
+  }
+
+  getRun(runId: string): RunRecord | undefined {
+    checkRunArguments("SessionStore.getRun", runId);
+    const found = this.call("getRun", runId) as RunRow | undefined;
+    return found === undefined ? undefined : runFromRow(found);
+  }
+
+  listRuns(states?: readonly RunState[]): RunRecord[] {
+    checkRunArguments("SessionStore.listRuns", "all", undefined, states);
+    return (this.call("listRuns", states ?? null) as RunRow[]).map(runFromRow);
   }
 
   interruptRunning(): number {

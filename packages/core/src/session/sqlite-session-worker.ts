@@ -417,6 +417,7 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
       write(() => {
         if (run("DELETE FROM rein_sessions WHERE id = ?", id) === 0) throw new Fault("session-not-found", "no session", { sessionId: id });
         run("DELETE FROM rein_nodes WHERE session_id = ?", id);
+        run("DELETE FROM rein_runs WHERE session_id = ?", id);
       });
     },
     /** `[headId, stamp]`: the stamp is read first, so the head is at least as new as it. */
@@ -491,6 +492,59 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     hasNode: (sessionId: string, nodeId: string): boolean =>
       row("SELECT 1 FROM rein_nodes WHERE session_id = ? AND id = ?", sessionId, nodeId) !== undefined,
     commit,
+    registerRun(runId: string, sessionId: string, name: string, leaseMs: number, now: number): void {
+      write(() => {
+        assertSession(sessionId);
+        run(
+          "INSERT INTO rein_runs (run_id, session_id, name, state, owner_host, owner_pid, owner_store, lease_until, created_at, updated_at) " +
+            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+          runId, sessionId, name, data.ownerHost, data.ownerPid, data.ownerStore, now + leaseMs, now, now,
+        );
+      });
+    },
+    /**
+     * Takes the lease inside the write lock, so of several claimants exactly
+     * one finds it free: free when nobody holds it, it expired, or its holder
+     * is a process of this host that is gone.
+     */
+    claimRun(runId: string, states: readonly string[], leaseMs: number, now: number): boolean {
+      return write(() => {
+        const found = row("SELECT state, owner_host, owner_pid, owner_store, lease_until FROM rein_runs WHERE run_id = ?", runId);
+        if (found === undefined || !states.includes(String(found[0]))) return false;
+        const [, host, pid, store, until] = found;
+        const free =
+          store === null ||
+          until === null ||
+          Number(until) < now ||
+          (host === data.ownerHost && Number(pid) !== data.ownerPid && !isAlive(Number(pid)));
+        if (!free) return false;
+        run(
+          "UPDATE rein_runs SET state = 'running', reason = NULL, owner_host = ?, owner_pid = ?, owner_store = ?, lease_until = ?, updated_at = ? WHERE run_id = ?",
+          data.ownerHost, data.ownerPid, data.ownerStore, now + leaseMs, now, runId,
+        );
+        return true;
+      });
+    },
+    renewRun: (runId: string, leaseMs: number, now: number): boolean =>
+      write(
+        () =>
+          run("UPDATE rein_runs SET lease_until = ?, updated_at = ? WHERE run_id = ? AND owner_store = ? AND state = 'running'", now + leaseMs, now, runId, data.ownerStore) === 1,
+      ),
+    releaseRun(runId: string, state: string, reason: string | null, now: number): void {
+      write(() =>
+        run(
+          "UPDATE rein_runs SET state = ?, reason = ?, owner_host = NULL, owner_pid = NULL, owner_store = NULL, lease_until = NULL, updated_at = ? " +
+            "WHERE run_id = ? AND owner_store = ?",
+          state, reason, now, runId, data.ownerStore,
+        ),
+      );
+    },
+    getRun: (runId: string): Row | undefined =>
+      row("SELECT run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at FROM rein_runs WHERE run_id = ?", runId),
+    listRuns: (states: readonly string[] | null): Row[] =>
+      rows(
+        "SELECT run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at FROM rein_runs ORDER BY created_at, run_id",
+      ).filter((found) => states === null || states.includes(String(found[3]))),
     interruptRunning: (): number =>
       write(() =>
         run(

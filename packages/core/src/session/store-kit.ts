@@ -1,6 +1,7 @@
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { renderSessionGraph } from "./export-graph";
 import { ancestryIn } from "./ancestry";
+import { checkRunArguments, runFromRow } from "./run-leases";
 import {
   checkCreateSessionArguments,
   checkNodeId,
@@ -21,7 +22,10 @@ import {
  *   rendering every store's `exportGraph` returns;
  * - `ancestryIn(graph, nodeId, options)`, the reference `readAncestry`;
  * - the argument checks every store applies, so a wrong argument is the
- *   same `TypeError` whichever store is used.
+ *   same `TypeError` whichever store is used;
+ * - for a {@link RunLeaseStore}: `runFromRow` (a run row
+ *   `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt,
+ *   createdAt]` as a {@link RunRecord}) and `checkRunArguments`.
  *
  * @example
  * ```ts
@@ -45,4 +49,6 @@ export const sessionStoreKit = Object.freeze({
   checkCreateSessionArguments,
   exportGraphOptionsSchema,
   readAncestryOptionsSchema,
+  runFromRow,
+  checkRunArguments,
 });

@@ -1,0 +1,292 @@
+import * as guard from "@rein/guard";
+import type { Frame } from "@rein/guard";
+import { Context } from "../context/context";
+import { InterruptedError } from "../errors/core-errors";
+import { describeError } from "../errors/describe-error";
+import { isCancellation } from "../runtime/cancellation";
+import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { checkSameWriter, enterFunctionScope, topLevelPredecessor, type ScopeOwner } from "../scope/enter-scope";
+import { isRunLeaseStore, type RunLeaseStore, type RunState } from "../session/run-leases";
+import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionNode } from "../session/session-node";
+import type { SessionCursor } from "../scope/session-cursor";
+import { changedParts, codeFingerprint, type CodeFingerprint } from "./code-fingerprint";
+import { jsonProblem } from "./json-value";
+import { RunPausedError, StepValueError } from "./resumable-errors";
+import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
+import { activeRuns, RunContext, runStorage, Sequence, type SavedRun } from "./run-context";
+
+const runInFrame = guard.runInFrame;
+
+/** The lease of a running run, when `resumable.leaseMs` does not say. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** What the class setup knows of one resumable method, kept on its wrapper. @internal */
+export interface ResumableMethod {
+  readonly frame: Frame;
+  readonly info: ScopedFunctionInfo;
+  /** `Class.method`. */
+  readonly name: string;
+  readonly methodName: string;
+  readonly original: (...args: unknown[]) => unknown;
+  readonly options: ResumableOptions;
+  /** Computed on first use: hashing sources costs nothing until a run starts. */
+  fingerprint?: CodeFingerprint;
+}
+
+/** The code version a run adopted, as saved in its node's `metadata.resumable`. @internal */
+export interface SavedVersion extends CodeFingerprint {
+  /** Every fingerprint the run adopted, oldest first. */
+  readonly history: readonly string[];
+}
+
+const RESUMABLE = Symbol.for("rein.resumableMethod");
+
+/** The wrapper of a resumable method: enters a run instead of an ordinary scoped call. @internal */
+export function resumableWrapper(method: ResumableMethod): (this: unknown, ...args: unknown[]) => unknown {
+  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+    const owner = this !== undefined && this !== null && typeof (this as ScopeOwner).contextFor === "function" ? (this as ScopeOwner) : undefined;
+    return startRun(method, owner, this, args);
+  };
+  Object.defineProperty(wrapper, RESUMABLE, { value: method });
+  return wrapper;
+}
+
+/** The resumable method behind `agent[name]`, if it is one. @internal */
+export function resumableMethodOf(target: object, name: string): ResumableMethod | undefined {
+  const fn = (target as Record<string, unknown>)[name] as { [RESUMABLE]?: ResumableMethod } | undefined;
+  return typeof fn === "function" ? fn[RESUMABLE] : undefined;
+}
+
+/** The method's code version (cached). @internal */
+export function fingerprintOf(method: ResumableMethod): CodeFingerprint {
+  return (method.fingerprint ??= codeFingerprint(method.name, method.original as (...args: never[]) => unknown, method.options.helpers ?? []));
+}
+
+/**
+ * A fresh run: the method's code node (its id is the run id) is written and
+ * committed with the run's input and code version, the run is registered
+ * with a lease in the store, and the method runs with `step()` recording
+ * below it. Without a store to record to, it is an ordinary scoped call.
+ */
+function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisArg: unknown, args: unknown[]): unknown {
+  try {
+    const parent = currentScope();
+    const context = owner !== undefined ? owner.contextFor(parent?.context) : (parent?.context ?? new Context());
+    const writer = context.store;
+    if (writer === undefined || parent?.suppressed === writer || parent?.region?.closed === true) {
+      return enterFunctionScope(method.frame, method.info, owner, method.original, thisArg, args);
+    }
+    checkSameWriter(parent, writer);
+    const store = leaseStoreOf(writer, method.name);
+    const problem = jsonProblem(args);
+    if (problem !== undefined) throw new StepValueError(method.name, "input", problem[0], problem[1]);
+    const version = fingerprintOf(method);
+    const saved: SavedVersion = { ...version, history: [version.fingerprint] };
+    const runId = newNodeId();
+    const metadata = { status: "running", doc: method.info.doc, resumable: saved };
+    const cursor = parent?.cursor;
+    if (cursor !== undefined && cursor.writer === writer && (cursor.callId !== null || parent!.toolCall !== undefined)) {
+      cursor.append({ id: runId, role: "code", name: method.name, input: args, metadata });
+    } else {
+      writer.append({ id: runId, role: "code", name: method.name, input: args, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
+    }
+    writer.flush();
+    store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
+    const run = new RunContext(runId, method.name, writer, store, thisArg);
+    return runBody(method, run, owner, context, parent, thisArg, args);
+  } catch (error) {
+    if (method.info.isAsync) return Promise.reject(error);
+    throw error;
+  }
+}
+
+/**
+ * Continues a run this process has claimed: checks the code version against
+ * the policy (pausing when it refuses), reopens the run's node and runs the
+ * method again with its saved input, finished steps answering from their
+ * saved results. @internal
+ */
+export function continueRun(
+  method: ResumableMethod,
+  owner: ScopeOwner,
+  thisArg: unknown,
+  writer: SessionNodeWriter,
+  store: RunLeaseStore,
+  node: SessionNode,
+  saved: SavedRun,
+  policy: CodeChangePolicy,
+): unknown {
+  const runId = node.id;
+  const run = new RunContext(runId, method.name, writer, store, thisArg, saved);
+  const args = Array.isArray(node.input) ? (node.input as unknown[]) : [];
+  const version = node.metadata["resumable"] as SavedVersion | undefined;
+  const current = fingerprintOf(method);
+  let adopted: SavedVersion = version ?? { ...current, history: [current.fingerprint] };
+  if (version !== undefined && version.fingerprint !== current.fingerprint) {
+    if (policy === "keep_original") {
+      const changed = changedParts(version, current);
+      const error = run.pause(
+        "code-changed",
+        `the code changed since the run's version ${version.fingerprint} (${changed.join(", ")} changed); with codeChangePolicy "keep_original" ` +
+          `it continues only where that version is loaded: deploy it again, or resume with { codeChangePolicy: "use_latest" }`,
+        changed[0],
+      );
+      pauseNode(run, error);
+      throw error;
+    }
+    adopted = { ...current, history: [...version.history, current.fingerprint] };
+  }
+  writer.update(runId, { metadata: { status: "running", error: undefined, pause: undefined, resumable: adopted } });
+  writer.flush();
+  const context = contextOn(owner, writer);
+  return runBody(method, run, owner, context, undefined, thisArg, args);
+}
+
+/** The Context a resumed run binds: the owner's when it records to the run's session, else one bound to that session. */
+function contextOn(owner: ScopeOwner, writer: SessionNodeWriter): Context {
+  const own = owner.contextFor(undefined);
+  return own.store === writer ? own : Context.forSession(writer, writer.sessionId);
+}
+
+function leaseStoreOf(writer: SessionNodeWriter, name: string): RunLeaseStore {
+  const store = writer.store;
+  if (!isRunLeaseStore(store)) {
+    throw new TypeError(
+      `${name} is resumable, but its store (${store.location}) keeps no runs: use SessionStore, InMemorySessionStore or PostgresSessionStore, ` +
+        `or implement RunLeaseStore`,
+    );
+  }
+  return store;
+}
+
+function leaseOf(method: ResumableMethod): number {
+  return method.options.leaseMs ?? DEFAULT_LEASE_MS;
+}
+
+/** The policy of a method, unless a resume overrides it. @internal */
+export function policyOf(method: ResumableMethod, override: CodeChangePolicy | undefined): CodeChangePolicy {
+  return override ?? method.options.codeChangePolicy ?? "keep_original";
+}
+
+function runBody(
+  method: ResumableMethod,
+  run: RunContext,
+  owner: ScopeOwner | undefined,
+  context: Context,
+  parent: CallScope | undefined,
+  thisArg: unknown,
+  args: unknown[],
+): unknown {
+  const sequence = new Sequence(run, run.runId);
+  const events = owner?.eventsFor === undefined ? parent?.events : owner.eventsFor(parent?.events);
+  const entering = owner?.agentEntry !== undefined && parent?.agent !== owner;
+  const scope: CallScope = {
+    reach: parent?.reach,
+    agentDepth: (parent?.agentDepth ?? 0) + (entering ? 1 : 0),
+    agent: owner?.agentEntry !== undefined ? owner : parent?.agent,
+    context,
+    execution: parent?.execution,
+    events,
+    fn: method.info,
+    writer: run.writer,
+    cursor: sequence.cursor as SessionCursor,
+    toolCall: undefined,
+    suppressed: parent?.suppressed,
+    signal: parent?.signal,
+    region: parent?.region,
+    steps: parent?.steps,
+  };
+  const leaseMs = leaseOf(method);
+  const renewal = setInterval(() => {
+    try {
+      run.store.renewRun(run.runId, leaseMs);
+    } catch {
+      /* the next renewal tries again; the lease outlives two missed ones */
+    }
+  }, Math.max(1, Math.floor(leaseMs / 3)));
+  renewal.unref();
+  activeRuns.set(run.runId, run);
+  const limits = owner?.scopeLimits;
+  let result: unknown;
+  try {
+    result = runInFrame(method.frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, run, sequence, method.original, thisArg, args);
+  } catch (error) {
+    return endRun(run, sequence, renewal, undefined, error, true, scope);
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope),
+      (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope),
+    );
+  }
+  return endRun(run, sequence, renewal, result, undefined, false, scope);
+}
+
+function enterRun(run: RunContext, sequence: Sequence, original: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): unknown {
+  return runStorage.run({ run, sequence }, () => Reflect.apply(original, thisArg, args));
+}
+
+/**
+ * Ends one attempt: `completed` with the method's value, or — the method
+ * failed, or finished steps were never called again — `paused`,
+ * `interrupted`, `cancelled` or `error`; the node is committed and the
+ * lease released with the run's new state.
+ */
+function endRun(
+  run: RunContext,
+  sequence: Sequence,
+  renewal: ReturnType<typeof setInterval>,
+  value: unknown,
+  error: unknown,
+  failed: boolean,
+  scope: CallScope,
+): unknown {
+  clearInterval(renewal);
+  activeRuns.delete(run.runId);
+  if (!failed) {
+    const missing = sequence.missingFinished();
+    if (missing !== undefined) {
+      failed = true;
+      error = run.pause(
+        "incompatible",
+        `finished step "${missing.name}" is no longer called: removed steps cannot resume (the run's result was not recorded)`,
+        missing.name,
+      );
+    }
+  }
+  const { writer, store, runId } = run;
+  if (!failed) {
+    try {
+      writer.update(runId, { output: value, metadata: { status: "completed" } });
+    } catch (failure) {
+      if (!(failure instanceof TypeError)) throw failure;
+      writer.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
+    }
+    writer.flush();
+    store.releaseRun(runId, "completed", null);
+    return value;
+  }
+  if (RunPausedError.isInstance(error)) {
+    pauseNode(run, error);
+  } else {
+    const state: RunState =
+      InterruptedError.isInstance(error) || InterruptedError.isInstance(scope.signal?.reason)
+        ? "interrupted"
+        : isCancellation(error) || scope.signal?.aborted === true
+          ? "cancelled"
+          : "error";
+    writer.update(runId, { metadata: { status: state, error: describeError(error) } });
+    writer.flush();
+    store.releaseRun(runId, state, JSON.stringify({ kind: state, message: describeError(error) }));
+  }
+  throw error;
+}
+
+/** Leaves the run's node `paused` with the reason, and the run paused in its store. */
+function pauseNode(run: RunContext, error: RunPausedError): void {
+  const reason = { kind: error.kind, message: error.message, ...(error.step === undefined ? {} : { step: error.step }) };
+  run.writer.update(run.runId, { metadata: { status: "paused", pause: reason } });
+  run.writer.flush();
+  run.store.releaseRun(run.runId, "paused", JSON.stringify(reason));
+}

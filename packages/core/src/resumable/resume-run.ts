@@ -1,0 +1,312 @@
+import type { ScopeOwner } from "../scope/enter-scope";
+import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState } from "../session/run-leases";
+import { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionStoreLike } from "../session/session-store-like";
+import { RunNotResumableError, RunPausedError } from "./resumable-errors";
+import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
+import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";
+import { activeRuns, SavedRun } from "./run-context";
+
+/**
+ * Options of {@link resumeRun} and `agent.resumeRun`.
+ * @example
+ * ```ts
+ * await resumeRun(runId, { codeChangePolicy: "use_latest" });
+ * ```
+ */
+export interface ResumeRunOptions {
+  /** Overrides the method's `resumable.codeChangePolicy` for this resume. @default the method's, else "keep_original" */
+  codeChangePolicy?: CodeChangePolicy;
+}
+
+/**
+ * Options of {@link resumeInterrupted}.
+ * @example
+ * ```ts
+ * await resumeInterrupted({ store });
+ * ```
+ */
+export interface ResumeInterruptedOptions {
+  /** The store whose runs to continue. @default the stores of this process's agents with resumable methods */
+  store?: SessionStoreLike;
+  /** Only runs whose last sign of life is at most this old (ms) continue. @default 7200000 (2 hours) */
+  withinMs?: number;
+}
+
+/** A run {@link resumeInterrupted} continued, and how it ended. */
+export interface ResumedRun {
+  readonly runId: string;
+  /** The resumable method (`Pipeline.process`). */
+  readonly name: string;
+  readonly status: "completed" | "paused" | "error";
+  /** The method's result, when completed. */
+  readonly result?: unknown;
+  /** Why it paused or failed. */
+  readonly error?: unknown;
+}
+
+/** Why {@link resumeInterrupted} left a run alone. */
+export type LeftAloneReason = "paused" | "cancelled" | "external" | "too-old" | "no-agent" | "running-elsewhere";
+
+/** A run {@link resumeInterrupted} did not continue, and why. */
+export interface LeftAloneRun {
+  readonly runId: string;
+  readonly name: string;
+  readonly reason: LeftAloneReason;
+  readonly message: string;
+}
+
+/** What {@link resumeInterrupted} did. */
+export interface ResumeInterruptedReport {
+  readonly resumed: ResumedRun[];
+  readonly leftAlone: LeftAloneRun[];
+}
+
+/** Runs interrupted longer ago than this are left for `resumeRun`. */
+const AUTOMATIC_WINDOW_MS = 2 * 60 * 60 * 1000;
+/** Every state `resumeRun` may take a run from. */
+const RESUMABLE_STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error"];
+const INTERRUPTED_STATES: readonly RunState[] = ["running", "interrupted"];
+
+/** Agents of classes with resumable methods, held weakly: who can continue a run of this process's stores. */
+const agents = new Set<WeakRef<ScopeOwner>>();
+
+/** Called by the Agent constructor for classes with resumable methods. @internal */
+export function registerResumableAgent(agent: ScopeOwner): void {
+  agents.add(new WeakRef(agent));
+}
+
+/** Asks the runs of `agent` running now to pause before their next step. @internal */
+export function pauseRunsOf(agent: object): void {
+  for (const run of activeRuns.values()) if (run.owner === agent) run.pauseRequested = true;
+}
+
+function liveAgents(): ScopeOwner[] {
+  const found: ScopeOwner[] = [];
+  for (const ref of agents) {
+    const agent = ref.deref();
+    if (agent === undefined) agents.delete(ref);
+    else found.push(agent);
+  }
+  return found;
+}
+
+function storeOf(agent: ScopeOwner): (SessionStoreLike & RunLeaseStore) | undefined {
+  const store = agent.contextFor(undefined).store?.store;
+  return store !== undefined && isRunLeaseStore(store) ? store : undefined;
+}
+
+function methodNameOf(record: RunRecord): [string, string] {
+  const dot = record.name.lastIndexOf(".");
+  return [record.name.slice(0, dot), record.name.slice(dot + 1)];
+}
+
+function owns(agent: ScopeOwner, record: RunRecord): boolean {
+  const [className, methodName] = methodNameOf(record);
+  return (agent as object).constructor.name === className && resumableMethodOf(agent, methodName) !== undefined;
+}
+
+function agentFor(store: SessionStoreLike, record: RunRecord): ScopeOwner | undefined {
+  return liveAgents().find((agent) => storeOf(agent) === store && owns(agent, record));
+}
+
+/**
+ * Claims the run and continues it on its original node; the claim is given
+ * back unchanged when the run's nodes cannot be read.
+ */
+function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStore, record: RunRecord, states: readonly RunState[], override: CodeChangePolicy | undefined): unknown {
+  const [, methodName] = methodNameOf(record);
+  const method = resumableMethodOf(agent, methodName)!;
+  if (activeRuns.has(record.runId)) throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
+  if (!store.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS)) {
+    const now = store.getRun(record.runId);
+    throw new RunNotResumableError(
+      record.runId,
+      now?.state === "completed"
+        ? `run ${record.runId} (${record.name}) has completed: nothing to resume`
+        : `run ${record.runId} (${record.name}) is running in another worker (its lease holds until ${new Date(now?.leaseUntil ?? 0).toISOString()})`,
+    );
+  }
+  let saved: SavedRun;
+  let writer: SessionNodeWriter;
+  let node;
+  try {
+    writer = new SessionNodeWriter(store, record.sessionId);
+    const nodes = store.readAncestry(record.sessionId, record.runId, { turns: 1 });
+    node = nodes.find((item) => item.id === record.runId);
+    if (node === undefined) throw new RunNotResumableError(record.runId, `run ${record.runId} has no node in session ${record.sessionId}`);
+    saved = new SavedRun(record.runId, nodes);
+  } catch (error) {
+    store.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason);
+    throw error;
+  }
+  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override));
+}
+
+function checkResumeArguments(runId: unknown, options: unknown): void {
+  if (typeof runId !== "string" || runId.length === 0) throw new TypeError(`resumeRun(): runId must be a non-empty string, got ${JSON.stringify(runId)}`);
+  if (typeof options !== "object" || options === null) throw new TypeError("resumeRun(): options must be an object");
+  for (const [key, value] of Object.entries(options)) {
+    if (key !== "codeChangePolicy") throw new TypeError(`resumeRun(): unknown option '${key}' (expected codeChangePolicy)`);
+    if (value !== undefined && value !== policies.keepOriginal && value !== policies.useLatest) {
+      throw new TypeError(`resumeRun(): codeChangePolicy must be "keep_original" or "use_latest", got ${JSON.stringify(value)}`);
+    }
+  }
+}
+
+/** `agent.resumeRun(runId, options)`: the run must be one of this agent's resumable methods, in its store. @internal */
+export async function resumeRunOf(agent: ScopeOwner, runId: string, options: ResumeRunOptions = {}): Promise<unknown> {
+  checkResumeArguments(runId, options);
+  const store = storeOf(agent);
+  const record = store?.getRun(runId);
+  if (store === undefined || record === undefined) {
+    throw new RunNotResumableError(runId, `no resumable run '${runId}' in the store of ${(agent as object).constructor.name} (${agent.contextFor(undefined).store?.store.location ?? "no store"})`);
+  }
+  if (!owns(agent, record)) throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}, not to an agent of class ${(agent as object).constructor.name}`);
+  return resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy);
+}
+
+/**
+ * Finishes a run on its original node — a run interrupted by a crash or a
+ * restart, paused, or cancelled — and resolves with the method's result.
+ * Finished steps return their saved results without running; the code
+ * version is checked against the policy (`options.codeChangePolicy`
+ * overrides the method's). A run that must stay paused (changed code the
+ * policy refuses, removed, reordered or changed finished steps) rejects
+ * with a {@link RunPausedError} naming the step or function, and its node
+ * stays `paused`. The run is found in the stores of this process's agents
+ * of the owning class (construct one first); a run another live worker
+ * holds rejects with {@link RunNotResumableError}.
+ *
+ * @example
+ * ```ts
+ * const pipeline = new Pipeline({ context: Context.forSession(store, "jobs") });
+ * const result = await resumeRun(runId, { codeChangePolicy: "use_latest" });
+ * ```
+ */
+export async function resumeRun<T = unknown>(runId: string, options: ResumeRunOptions = {}): Promise<T> {
+  checkResumeArguments(runId, options);
+  const stores = new Set<SessionStoreLike & RunLeaseStore>();
+  for (const agent of liveAgents()) {
+    const store = storeOf(agent);
+    if (store === undefined) continue;
+    stores.add(store);
+    const record = store.getRun(runId);
+    if (record !== undefined && owns(agent, record)) return (await resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy)) as T;
+  }
+  for (const store of stores) {
+    const record = store.getRun(runId);
+    if (record !== undefined) {
+      throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}: construct an agent of that class on this store first`);
+    }
+  }
+  throw new RunNotResumableError(runId, `no resumable run '${runId}' in the stores of this process's agents (${stores.size} store(s) searched)`);
+}
+
+/**
+ * Continues the runs of the store (or of every store this process's
+ * resumable agents record to) that a restart or crash interrupted less than
+ * 2 hours ago (`withinMs`), and reports those it left alone and why: a
+ * paused run (explicit pause, incompatible code), a cancelled one, an
+ * external step that started without a saved result ("check the
+ * operation's result first"), one too old, one whose class has no agent
+ * here, or one another live worker holds. Those wait for `resumeRun`.
+ * Call it when a worker starts. With a shared store, several workers may
+ * call it at once: each run is continued by exactly one (its lease).
+ *
+ * @example
+ * ```ts
+ * const pipeline = new Pipeline({ context: Context.forSession(store, "jobs") });
+ * const { resumed, leftAlone } = await resumeInterrupted();
+ * ```
+ */
+export async function resumeInterrupted(options: ResumeInterruptedOptions = {}): Promise<ResumeInterruptedReport> {
+  if (typeof options !== "object" || options === null) throw new TypeError("resumeInterrupted(): options must be an object");
+  for (const key of Object.keys(options)) {
+    if (key !== "store" && key !== "withinMs") throw new TypeError(`resumeInterrupted(): unknown option '${key}' (expected store, withinMs)`);
+  }
+  const withinMs = options.withinMs ?? AUTOMATIC_WINDOW_MS;
+  if (!(typeof withinMs === "number" && withinMs >= 0)) throw new TypeError("resumeInterrupted(): withinMs must be a non-negative number of milliseconds");
+  const stores = new Set<SessionStoreLike & RunLeaseStore>();
+  if (options.store !== undefined) {
+    if (!isRunLeaseStore(options.store)) throw new TypeError(`resumeInterrupted(): the store (${options.store.location}) keeps no runs`);
+    stores.add(options.store as SessionStoreLike & RunLeaseStore);
+  } else {
+    for (const agent of liveAgents()) {
+      const store = storeOf(agent);
+      if (store !== undefined) stores.add(store);
+    }
+  }
+  const leftAlone: LeftAloneRun[] = [];
+  const running: Promise<ResumedRun>[] = [];
+  const now = Date.now();
+  for (const store of stores) {
+    for (const record of store.listRuns(["running", "interrupted", "paused", "cancelled"])) {
+      const { runId, name } = record;
+      if (activeRuns.has(runId)) continue;
+      const leave = (reason: LeftAloneReason, message: string): void => void leftAlone.push({ runId, name, reason, message });
+      if (record.state === "paused") {
+        leave("paused", `${pauseMessage(record) ?? "paused"}; it waits for resumeRun("${runId}")`);
+        continue;
+      }
+      if (record.state === "cancelled") {
+        leave("cancelled", `the run was cancelled; it waits for resumeRun("${runId}")`);
+        continue;
+      }
+      if (record.updatedAt < now - withinMs) {
+        leave("too-old", `the run was last alive ${new Date(record.updatedAt).toISOString()}, more than ${withinMs} ms ago; it waits for resumeRun("${runId}")`);
+        continue;
+      }
+      const agent = agentFor(store, record);
+      if (agent === undefined) {
+        leave("no-agent", `no agent of the class of ${name} records to this store in this process`);
+        continue;
+      }
+      const saved = new SavedRun(runId, store.readAncestry(record.sessionId, runId, { turns: 1 }));
+      const external = saved.unfinishedExternal();
+      if (external !== undefined) {
+        const message =
+          `step "${String(external.metadata["step"])}" started an external operation whose result was not saved: ` +
+          `check the operation's result first, then call resumeRun("${runId}")`;
+        if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS)) {
+          leave("running-elsewhere", `another live worker holds the run`);
+          continue;
+        }
+        const writer = new SessionNodeWriter(store, record.sessionId);
+        const reason = { kind: "external", message, step: String(external.metadata["step"]) };
+        writer.update(runId, { metadata: { status: "paused", pause: reason } });
+        writer.flush();
+        store.releaseRun(runId, "paused", JSON.stringify(reason));
+        leave("external", message);
+        continue;
+      }
+      let outcome: unknown;
+      try {
+        outcome = resumeClaimed(agent, store, record, INTERRUPTED_STATES, undefined);
+      } catch (error) {
+        if (RunNotResumableError.isInstance(error)) {
+          leave("running-elsewhere", error.message);
+          continue;
+        }
+        outcome = Promise.reject(error);
+      }
+      running.push(
+        Promise.resolve(outcome).then(
+          (result): ResumedRun => ({ runId, name, status: "completed", result }),
+          (error: unknown): ResumedRun => ({ runId, name, status: RunPausedError.isInstance(error) ? "paused" : "error", error }),
+        ),
+      );
+    }
+  }
+  return { resumed: await Promise.all(running), leftAlone };
+}
+
+function pauseMessage(record: RunRecord): string | undefined {
+  if (record.reason === null) return undefined;
+  try {
+    const parsed = JSON.parse(record.reason) as { message?: unknown };
+    return typeof parsed.message === "string" ? parsed.message : undefined;
+  } catch {
+    return undefined;
+  }
+}

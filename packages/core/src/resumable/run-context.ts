@@ -1,0 +1,173 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { SessionNode } from "../session/session-node";
+import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { RunLeaseStore } from "../session/run-leases";
+import { SessionCursor } from "../scope/session-cursor";
+import { RunPausedError, type RunPauseKind } from "./resumable-errors";
+
+/** A step (or workflow) node saved by an earlier attempt of the run. @internal */
+export interface SavedStep {
+  readonly id: string;
+  readonly name: string;
+  readonly occurrence: number;
+  readonly kind: "step" | "workflow";
+  /** The arguments as JSON text, for comparison with a new call's. */
+  readonly inputText: string;
+  readonly status: unknown;
+  readonly output: unknown;
+  readonly isAsync: boolean;
+  readonly external: boolean;
+}
+
+/** `name`, or `name #3` for its third occurrence. @internal */
+export function stepLabel(name: string, occurrence: number): string {
+  return occurrence === 0 ? name : `${name} #${occurrence + 1}`;
+}
+
+/**
+ * The nodes of a run saved by earlier attempts, indexed for resume: the
+ * steps below each node in `seq` order, and each node's last child (where
+ * new nodes below it continue).
+ * @internal
+ */
+export class SavedRun {
+  private readonly steps = new Map<string, SavedStep[]>();
+  private readonly lastChildren = new Map<string, string>();
+  /** Every node below the run, by id. */
+  readonly nodes = new Map<string, SessionNode>();
+
+  constructor(runId: string, nodes: readonly SessionNode[]) {
+    const below = new Map<string, SessionNode[]>();
+    for (const node of nodes) {
+      if (node.caller === null) continue;
+      let list = below.get(node.caller);
+      if (list === undefined) below.set(node.caller, (list = []));
+      list.push(node);
+    }
+    const pending = [runId];
+    while (pending.length > 0) {
+      const id = pending.pop()!;
+      const children = below.get(id);
+      if (children === undefined) continue;
+      children.sort((a, b) => a.seq - b.seq);
+      this.lastChildren.set(id, children[children.length - 1]!.id);
+      const steps: SavedStep[] = [];
+      for (const child of children) {
+        this.nodes.set(child.id, child);
+        pending.push(child.id);
+        const metadata = child.metadata;
+        if (typeof metadata["step"] !== "string") continue;
+        steps.push({
+          id: child.id,
+          name: metadata["step"],
+          occurrence: typeof metadata["occurrence"] === "number" ? metadata["occurrence"] : 0,
+          kind: metadata["workflow"] === true ? "workflow" : "step",
+          inputText: JSON.stringify(child.input ?? []),
+          status: metadata["status"],
+          output: metadata["void"] === true ? undefined : child.output,
+          isAsync: metadata["async"] === true,
+          external: metadata["external"] === true,
+        });
+      }
+      if (steps.length > 0) this.steps.set(id, steps);
+    }
+  }
+
+  /** The saved steps directly below `nodeId`, in the order they started. */
+  stepsBelow(nodeId: string): readonly SavedStep[] {
+    return this.steps.get(nodeId) ?? NO_STEPS;
+  }
+
+  /** The last node written below `nodeId`, or null. */
+  lastChild(nodeId: string): string | null {
+    return this.lastChildren.get(nodeId) ?? null;
+  }
+
+  /** The first external step that started and has no saved result. */
+  unfinishedExternal(): SessionNode | undefined {
+    for (const node of this.nodes.values()) {
+      if (node.metadata["external"] === true && node.metadata["status"] !== "completed") return node;
+    }
+    return undefined;
+  }
+}
+
+const NO_STEPS: readonly SavedStep[] = [];
+const EMPTY_RUN = new SavedRun("", []);
+
+/**
+ * One attempt of a resumable run in this process: where it records, what
+ * earlier attempts saved, and whether a pause was asked for.
+ * @internal
+ */
+export class RunContext {
+  /** Set by `agent.pause()`: the run pauses before its next step starts. */
+  pauseRequested = false;
+  /** Finished steps given back from their saved results in this attempt. */
+  replayed = 0;
+
+  constructor(
+    readonly runId: string,
+    readonly name: string,
+    readonly writer: SessionNodeWriter,
+    readonly store: RunLeaseStore,
+    /** The agent (or other `this`) whose method runs: `agent.pause()` reaches its runs. */
+    readonly owner: unknown,
+    readonly saved: SavedRun = EMPTY_RUN,
+  ) {}
+
+  /** The error that stops the run and leaves it paused. */
+  pause(kind: RunPauseKind, message: string, step?: string): RunPausedError {
+    return new RunPausedError(this.runId, kind, message, step);
+  }
+}
+
+/**
+ * The steps of one node (the run, a workflow, a step, a parallel branch):
+ * they take positions in call order and are matched against the saved ones
+ * by position, name and occurrence.
+ * @internal
+ */
+export class Sequence {
+  /** The next saved position to match. */
+  next = 0;
+  private counts: Map<string, number> | undefined;
+  readonly saved: readonly SavedStep[];
+  readonly cursor: SessionCursor;
+
+  constructor(
+    readonly run: RunContext,
+    readonly nodeId: string,
+  ) {
+    this.saved = run.saved.stepsBelow(nodeId);
+    this.cursor = new SessionCursor(run.writer, nodeId, run.saved.lastChild(nodeId));
+  }
+
+  /** How many steps named `name` this sequence started before (and counts this one). */
+  occurrence(name: string): number {
+    const counts = (this.counts ??= new Map());
+    const seen = counts.get(name) ?? 0;
+    counts.set(name, seen + 1);
+    return seen;
+  }
+
+  /** The first finished saved step no call reached: removed from the code. */
+  missingFinished(): SavedStep | undefined {
+    for (let index = this.next; index < this.saved.length; index++) {
+      if (this.saved[index]!.status === "completed") return this.saved[index];
+    }
+    return undefined;
+  }
+}
+
+/** Where a step call is: its run and the sequence it takes a position in. @internal */
+export interface StepPlace {
+  readonly run: RunContext;
+  readonly sequence: Sequence;
+}
+
+/** The run and sequence of the running code, when it runs inside a resumable run. @internal */
+export const runStorage = new AsyncLocalStorage<StepPlace>();
+
+/** The runs of this process that are running now, by run id. @internal */
+export const activeRuns = new Map<string, RunContext>();

@@ -1,0 +1,270 @@
+import * as guard from "@rein/guard";
+import { InterruptedError } from "../errors/core-errors";
+import { describeError } from "../errors/describe-error";
+import { isCancellation } from "../runtime/cancellation";
+import { currentScope, newNodeId, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { jsonProblem } from "./json-value";
+import { RunPausedError, StepValueError } from "./resumable-errors";
+import { runStorage, Sequence, stepLabel, type StepPlace } from "./run-context";
+
+const runInFrame = guard.runInFrame;
+
+/**
+ * A step's name with options: `external: true` marks a step that starts an
+ * operation outside the process (a payment, an email). If the process dies
+ * while it runs, the run is never continued automatically: someone checks
+ * the operation's result first and then calls `resumeRun`.
+ * @example
+ * ```ts
+ * await step({ name: "charge", external: true }, charge, order.id, order.total);
+ * ```
+ */
+export interface StepOptions {
+  name: string;
+  /** @default false */
+  external?: boolean;
+}
+
+/**
+ * Runs `fn(...args)` as a step of the resumable run it is called in: a code
+ * node below the run (`metadata.step` = `name`) that saves its arguments
+ * and its result as JSON. When the run is resumed, a finished step returns
+ * its saved result without calling `fn`. A step's arguments or result that
+ * are not plain JSON are a {@link StepValueError} (the arguments' before
+ * `fn` runs). Steps of one name are told apart by occurrence (the second
+ * `step("fetch", …)` is `fetch #2`); finished steps must be called again in
+ * the same order with the same arguments, else the run pauses naming the
+ * first step that differs.
+ *
+ * `name` is a string or {@link StepOptions}; everything after `fn` is its
+ * arguments, never options. Outside a resumable run it just calls `fn`.
+ *
+ * @example
+ * ```ts
+ * class Pipeline extends Agent {
+ *   static methodOptions = { process: { resumable: true } };
+ *   async process(url: string) {
+ *     const page = await step("fetch", fetchText, url);
+ *     return step("summarize", (text: string) => this.ask(`Summarize: ${text}`), page);
+ *   }
+ * }
+ * ```
+ */
+export function step<A extends unknown[], R>(name: string | StepOptions, fn: (...args: A) => R, ...args: A): R {
+  const place = runStorage.getStore();
+  const options = stepOptions("step", name, fn);
+  if (place === undefined) return fn(...args);
+  return runStep(place, options.name, options.external === true, "step", fn, args);
+}
+
+/**
+ * Runs `fn(...args)` as a named group of steps: a node of its own below
+ * the run (or the enclosing workflow), whose steps are named within it, so
+ * nested workflows keep stable names. A finished workflow returns its saved
+ * result on resume without calling `fn`; an unfinished one runs `fn` again,
+ * and its finished steps return their saved results.
+ * @example
+ * ```ts
+ * const report = await workflow("chapter", async (title: string) => {
+ *   const draft = await step("draft", write, title);
+ *   return step("review", review, draft);
+ * }, "Intro");
+ * ```
+ */
+export function workflow<A extends unknown[], R>(name: string, fn: (...args: A) => R, ...args: A): R {
+  const place = runStorage.getStore();
+  stepOptions("workflow", name, fn);
+  if (place === undefined) return fn(...args);
+  return runStep(place, name, false, "workflow", fn, args);
+}
+
+/** A branch of {@link parallel}: the function, then its arguments. */
+export type ParallelBranch = readonly [(...args: never[]) => unknown, ...unknown[]];
+
+/** What {@link parallel} resolves with: each branch's result under its name. */
+export type ParallelResults<B extends Record<string, ParallelBranch>> = { -readonly [K in keyof B]: Awaited<ReturnType<B[K][0]>> };
+
+/**
+ * Runs the branches at once, each as a {@link workflow} named after its
+ * key, so each saves its own progress: on resume a finished branch returns
+ * its saved result and an unfinished one continues from its own finished
+ * steps. Resolves with every branch's result once all have finished; when
+ * one fails, it waits for the others to stop (their saved results stay)
+ * and rejects with the first failure in key order.
+ * @example
+ * ```ts
+ * const { en, fr } = await parallel({ en: [translate, text, "en"], fr: [translate, text, "fr"] });
+ * ```
+ */
+export async function parallel<B extends Record<string, ParallelBranch>>(branches: B): Promise<ParallelResults<B>> {
+  if (typeof branches !== "object" || branches === null || Array.isArray(branches)) {
+    throw new TypeError("parallel(): expected { name: [fn, ...args] }");
+  }
+  const names = Object.keys(branches);
+  for (const name of names) {
+    const branch = branches[name];
+    if (!Array.isArray(branch) || typeof branch[0] !== "function") throw new TypeError(`parallel(): branch '${name}' must be [fn, ...args]`);
+  }
+  // Started in key order, synchronously: each branch takes its saved position before any of them awaits.
+  const running = names.map((name) => {
+    const [fn, ...args] = branches[name]!;
+    try {
+      return Promise.resolve(workflow(name, fn as (...args: unknown[]) => unknown, ...args));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  });
+  const settled = await Promise.allSettled(running);
+  const results: Record<string, unknown> = {};
+  for (let index = 0; index < names.length; index++) {
+    const outcome = settled[index]!;
+    if (outcome.status === "rejected") throw outcome.reason;
+    results[names[index]!] = outcome.value;
+  }
+  return results as ParallelResults<B>;
+}
+
+function stepOptions(what: string, name: unknown, fn: unknown): StepOptions {
+  const options = typeof name === "string" ? { name } : (name as StepOptions);
+  if (what === "step" && typeof name === "object" && name !== null && !Array.isArray(name)) {
+    for (const key of Object.keys(name)) {
+      if (key !== "name" && key !== "external") throw new TypeError(`step(): unknown option '${key}' (expected name, external)`);
+    }
+    if (options.external !== undefined && typeof options.external !== "boolean") throw new TypeError("step(): 'external' must be true or false");
+  }
+  if (typeof options?.name !== "string" || options.name.length === 0) {
+    throw new TypeError(`${what}(): the first argument must be a non-empty name${what === "step" ? " or { name, external }" : ""}, got ${JSON.stringify(name)}`);
+  }
+  if (typeof fn !== "function") throw new TypeError(`${what}("${options.name}"): the second argument must be the function to run`);
+  return options;
+}
+
+function runStep<A extends unknown[], R>(
+  place: StepPlace,
+  name: string,
+  external: boolean,
+  kind: "step" | "workflow",
+  fn: (...args: A) => R,
+  args: A,
+): R {
+  const { run, sequence } = place;
+  if (run.pauseRequested) throw run.pause("pause", `paused on request before step "${name}"`, name);
+  const problem = jsonProblem(args);
+  if (problem !== undefined) throw new StepValueError(name, "input", problem[0], problem[1]);
+  const inputText = JSON.stringify(args);
+  const occurrence = sequence.occurrence(name);
+  const label = stepLabel(name, occurrence);
+  const saved = sequence.saved[sequence.next];
+  let reopened: string | undefined;
+  if (saved !== undefined) {
+    sequence.next++;
+    const same = saved.name === name && saved.occurrence === occurrence && saved.kind === kind;
+    if (saved.status === "completed") {
+      if (!same) {
+        throw run.pause(
+          "incompatible",
+          `${kind} "${label}" is called where the saved run finished "${stepLabel(saved.name, saved.occurrence)}": ` +
+            `finished steps were removed or reordered, so the saved results cannot be used`,
+          stepLabel(saved.name, saved.occurrence),
+        );
+      }
+      if (saved.inputText !== inputText) {
+        throw run.pause("incompatible", `the input of finished ${kind} "${label}" changed (saved ${saved.inputText}, now ${inputText})`, label);
+      }
+      run.replayed++;
+      return (saved.isAsync ? Promise.resolve(saved.output) : saved.output) as R;
+    }
+    // An unfinished step runs again on its own node; one the code no longer calls here is left as it was.
+    if (same) reopened = saved.id;
+  }
+  const writer = run.writer;
+  const nodeId = reopened ?? newNodeId();
+  const metadata: Record<string, unknown> = { status: "running", step: name, occurrence };
+  if (kind === "workflow") metadata["workflow"] = true;
+  if (external) metadata["external"] = true;
+  if (reopened === undefined) sequence.cursor.append({ id: nodeId, role: "code", name, input: args, metadata });
+  else writer.update(nodeId, { input: args, metadata: { ...metadata, error: undefined } });
+  // Started-but-unsaved must be on disk before an outside operation begins.
+  if (external) writer.flush();
+
+  const inner = new Sequence(run, nodeId);
+  const parent = currentScope();
+  const info: ScopedFunctionInfo = { name: `${kind} ${name}`, doc: "", expose: "full" };
+  const scope: CallScope = {
+    context: parent!.context,
+    execution: parent?.execution,
+    events: parent?.events,
+    fn: info,
+    writer,
+    cursor: inner.cursor,
+    toolCall: undefined,
+    suppressed: parent?.suppressed,
+    signal: parent?.signal,
+    region: parent?.region,
+    steps: parent?.steps,
+    reach: parent?.reach,
+    agentDepth: parent?.agentDepth,
+    agent: parent?.agent,
+  };
+  const here: StepPlace = { run, sequence: inner };
+  let value: R;
+  try {
+    value = runInFrame({ key: `rein:${kind}:${name}`, name: `${kind} ${name}` }, enter, { data: scope }, here, fn, args);
+  } catch (error) {
+    failStep(place, nodeId, error);
+    throw error;
+  }
+  if (value instanceof Promise) {
+    return value.then(
+      (result: unknown) => finishStep(place, inner, nodeId, label, result, true),
+      (error: unknown) => {
+        failStep(place, nodeId, error);
+        throw error;
+      },
+    ) as R;
+  }
+  return finishStep(place, inner, nodeId, label, value, false);
+}
+
+function enter<A extends unknown[], R>(here: StepPlace, fn: (...args: A) => R, args: A): R {
+  return runStorage.run(here, fn, ...args);
+}
+
+function finishStep<R>(place: StepPlace, inner: Sequence, nodeId: string, label: string, value: R, isAsync: boolean): R {
+  const { run } = place;
+  try {
+    const missing = inner.missingFinished();
+    if (missing !== undefined) {
+      throw run.pause(
+        "incompatible",
+        `finished step "${stepLabel(missing.name, missing.occurrence)}" inside "${label}" is no longer called: removed steps cannot resume`,
+        stepLabel(missing.name, missing.occurrence),
+      );
+    }
+    const metadata: Record<string, unknown> = { status: "completed" };
+    if (isAsync) metadata["async"] = true;
+    if (value === undefined) metadata["void"] = true;
+    else {
+      const problem = jsonProblem(value);
+      if (problem !== undefined) throw new StepValueError(label, "result", problem[0], problem[1]);
+    }
+    run.writer.update(nodeId, { output: value === undefined ? null : value, metadata });
+    // A finished step is saved before the run goes on: a crash after this line never runs it again.
+    run.writer.flush();
+  } catch (error) {
+    failStep(place, nodeId, error);
+    throw error;
+  }
+  return value;
+}
+
+function failStep(place: StepPlace, nodeId: string, error: unknown): void {
+  const status = RunPausedError.isInstance(error)
+    ? "paused"
+    : InterruptedError.isInstance(error)
+      ? "interrupted"
+      : isCancellation(error)
+        ? "cancelled"
+        : "error";
+  place.run.writer.update(nodeId, { metadata: { status, error: describeError(error) } });
+}
