@@ -1,0 +1,97 @@
+// A worker process for the resumable-run crash tests: starts a run and stops
+// at a chosen point (the test SIGKILLs it there), or resumes interrupted runs.
+// Every step function appends its name to the calls file when it is called.
+import { appendFileSync } from "node:fs";
+import { Agent, Context, SessionStore, parallel, resumeInterrupted, resumeRun, step, workflow } from "@rein/core";
+
+const [mode, path, callsFile, stopAt = ""] = process.argv.slice(2) as [string, string, string, string?];
+
+const called = (name: string): void => appendFileSync(callsFile!, `${name}\n`);
+const forever = (label: string): Promise<never> => {
+  console.log(label);
+  return new Promise<never>(() => setInterval(() => undefined, 60_000));
+};
+
+async function fetchPage(url: string): Promise<string> {
+  called("fetch");
+  return `<p>${url}</p>`;
+}
+
+function words(page: string): string[] {
+  called("words");
+  return page.replace(/<[^>]+>/g, " ").trim().split(/\s+/);
+}
+
+async function score(list: string[]): Promise<number> {
+  called("score");
+  if (stopAt === "inside") await forever("inside score");
+  return list.join("").length;
+}
+
+class Pipeline extends Agent {
+  static methodOptions = { process: { resumable: true }, fan: { resumable: true }, charge: { resumable: true } };
+
+  async charge(order: string): Promise<string> {
+    const amount = await step("price", async (id: string) => (called("price"), id.length * 100), order);
+    const receipt = await step({ name: "pay", external: true }, async (id: string, cents: number) => {
+      called("pay");
+      if (stopAt === "external") await forever("inside pay");
+      return `paid ${cents} for ${id}`;
+    }, order, amount);
+    return step("notify", async (text: string) => (called("notify"), `sent: ${text}`), receipt);
+  }
+
+  async process(url: string): Promise<{ words: string[]; score: number; label: string }> {
+    const page = await step("fetch", fetchPage, url);
+    const list = step("words", words, page);
+    if (stopAt === "between") await forever("between words and score");
+    const total = await step("score", score, list);
+    const label = await workflow("label", async (n: number) => step("format", async (v: number) => (called("format"), `score ${v}`), n), total);
+    return { words: list, score: total, label };
+  }
+
+  async fan(seed: number): Promise<unknown> {
+    let rightSaved!: () => void;
+    const rightDone = new Promise<void>((done) => (rightSaved = done));
+    const branch = async (name: string, value: number): Promise<number> => {
+      const a = await step("a", async (v: number) => (called(`${name}.a`), v + 1), value);
+      const b = await step("b", async (v: number) => {
+        called(`${name}.b`);
+        // Killed once the right branch's last step is saved.
+        if (stopAt === "parallel" && name === "left") await rightDone.then(() => forever("inside left.b"));
+        return v * 10;
+      }, a);
+      const c = await step("c", async (v: number) => (called(`${name}.c`), v + 1), b);
+      if (name === "right") rightSaved();
+      return c;
+    };
+    return parallel({ left: [branch, "left", seed], right: [branch, "right", seed + 100] });
+  }
+}
+
+async function main(): Promise<void> {
+  const store = new SessionStore({ path });
+  if (!store.hasSession("s")) store.createSession("s");
+  const pipeline = new Pipeline({ context: Context.forSession(store, "s") });
+  if (mode === "start" || mode === "fan" || mode === "charge") {
+    const running = mode === "start" ? pipeline.process("https://example.test/a b") : mode === "fan" ? pipeline.fan(1) : pipeline.charge("order-7");
+    console.log(`run ${store.listRuns().at(-1)!.runId}`);
+    console.log(`result ${JSON.stringify(await running)}`);
+  } else if (mode === "resume-run") {
+    console.log(`result ${JSON.stringify(await resumeRun(stopAt))}`);
+  } else {
+    const report = await resumeInterrupted();
+    console.log(
+      `report ${JSON.stringify({
+        resumed: report.resumed.map(({ runId, status, result, error }) => ({ runId, status, result, error: error === undefined ? undefined : String(error) })),
+        leftAlone: report.leftAlone,
+      })}`,
+    );
+  }
+  store.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,185 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { SessionStore } from "../session/session-store";
+import type { SessionNode } from "../session/session-node";
+
+// Children run TypeScript source through tsx with the test tsconfig's paths (no build).
+const ROOT = resolve(__dirname, "../../../..");
+const CHILD = join(__dirname, "__fixtures__", "resumable-child.ts");
+
+let directory: string;
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), "rein-resumable-"));
+});
+afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+interface Child {
+  child: ChildProcess;
+  lines: string[];
+  waitFor(line: RegExp): Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+}
+
+function startChild(...args: string[]): Child {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json") },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let buffered = "";
+  let stderr = "";
+  const waiters: (() => void)[] = [];
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    lines.push(...parts);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((done) =>
+    child.once("exit", (code, signal) => done({ code, signal, stderr })),
+  );
+  const waitFor = (line: RegExp): Promise<string> =>
+    new Promise((done, fail) => {
+      const check = (): void => {
+        const found = lines.find((seen) => line.test(seen));
+        if (found !== undefined) done(found);
+        else if (child.exitCode !== null || child.signalCode !== null) fail(new Error(`child exited before ${line}: ${stderr}`));
+        else waiters.push(check);
+      };
+      void exited.then(() => waiters.length > 0 && check());
+      check();
+    });
+  return { child, lines, waitFor, exited };
+}
+
+async function runToEnd(...args: string[]): Promise<string[]> {
+  const started = startChild(...args);
+  const { code, stderr } = await started.exited;
+  if (code !== 0) throw new Error(`child failed (${code}): ${stderr}`);
+  return started.lines;
+}
+
+function calls(file: string): string[] {
+  try {
+    return readFileSync(file, "utf8").split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** The step nodes below the run (any depth), read from the file after the child is gone. */
+function stepsOf(db: string, runId: string): SessionNode[] {
+  const store = new SessionStore({ path: db, shutdownFlush: false });
+  try {
+    const nodes = store.readNodes("s");
+    const below = new Set([runId]);
+    const found: SessionNode[] = [];
+    for (const node of nodes) {
+      if (node.caller === null || !below.has(node.caller)) continue;
+      below.add(node.id);
+      if (typeof node.metadata["step"] === "string") found.push(node);
+    }
+    return found;
+  } finally {
+    store.close();
+  }
+}
+
+function runNode(db: string, runId: string): SessionNode {
+  const store = new SessionStore({ path: db, shutdownFlush: false });
+  try {
+    return store.readNodes("s").find((node) => node.id === runId)!;
+  } finally {
+    store.close();
+  }
+}
+
+async function killedAt(mode: string, stopAt: string, signal: RegExp, db: string, callsFile: string): Promise<string> {
+  writeFileSync(callsFile, "");
+  const started = startChild(mode, db, callsFile, stopAt);
+  const runId = (await started.waitFor(/^run /)).slice(4);
+  await started.waitFor(signal);
+  started.child.kill("SIGKILL");
+  expect((await started.exited).signal).toBe("SIGKILL");
+  return runId;
+}
+
+function report(lines: string[]): { resumed: { runId: string; status: string; result?: unknown; error?: string }[]; leftAlone: { runId: string; reason: string; message: string }[] } {
+  return JSON.parse(lines.find((line) => line.startsWith("report "))!.slice(7));
+}
+
+const uninterrupted = async (mode: string): Promise<unknown> => {
+  const lines = await runToEnd(mode, join(directory, `plain-${mode}.db`), join(directory, `plain-${mode}.calls`));
+  return JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7));
+};
+
+test.each([
+  ["between two steps", "between", /^between words and score$/, ["fetch", "words"], ["score", "format"]],
+  ["inside a step", "inside", /^inside score$/, ["fetch", "words", "score"], ["score", "format"]],
+])("SIGKILL %s, then resumeInterrupted in a new process: finished steps are not run again, same nodes, same result", async (_, stopAt, signal, before, after) => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  const expected = await uninterrupted("start");
+  const runId = await killedAt("start", stopAt, signal, db, callsFile);
+  expect(calls(callsFile)).toEqual(before);
+  const savedSteps = stepsOf(db, runId).filter((node) => node.metadata["status"] === "completed");
+  expect(savedSteps.map((node) => node.metadata["step"])).toEqual(["fetch", "words"]);
+
+  writeFileSync(callsFile, "");
+  const resumed = report(await runToEnd("resume", db, callsFile));
+  expect(resumed).toEqual({ resumed: [{ runId, status: "completed", result: expected }], leftAlone: [] });
+  // fetch and words were not called again: their saved results were given back.
+  expect(calls(callsFile)).toEqual(after);
+  const steps = stepsOf(db, runId);
+  expect(steps.slice(0, 2).map((node) => node.id)).toEqual(savedSteps.map((node) => node.id));
+  expect(steps.map((node) => node.metadata["step"])).toEqual(["fetch", "words", "score", "label", "format"]);
+  expect(steps.every((node) => node.metadata["status"] === "completed")).toBe(true);
+  const run = runNode(db, runId);
+  expect(run.metadata["status"]).toBe("completed");
+  expect(run.output).toEqual(expected);
+}, 60_000);
+
+test("SIGKILL while parallel branches run: each branch resumes from its own progress", async () => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  const expected = await uninterrupted("fan");
+  const runId = await killedAt("fan", "parallel", /^inside left\.b$/, db, callsFile);
+  // The right branch finished; the left one stopped inside b.
+  expect(calls(callsFile).sort()).toEqual(["left.a", "left.b", "right.a", "right.b", "right.c"]);
+
+  writeFileSync(callsFile, "");
+  const resumed = report(await runToEnd("resume", db, callsFile));
+  expect(resumed.resumed).toEqual([{ runId, status: "completed", result: expected }]);
+  expect(calls(callsFile)).toEqual(["left.b", "left.c"]);
+  const steps = stepsOf(db, runId);
+  expect(steps.filter((node) => node.metadata["workflow"] === true).map((node) => node.metadata["step"])).toEqual(["left", "right"]);
+  expect(steps.every((node) => node.metadata["status"] === "completed")).toBe(true);
+}, 60_000);
+
+test("an external step killed before its result was saved is never continued automatically; resumeRun continues it", async () => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  const runId = await killedAt("charge", "external", /^inside pay$/, db, callsFile);
+  expect(calls(callsFile)).toEqual(["price", "pay"]);
+
+  writeFileSync(callsFile, "");
+  const first = report(await runToEnd("resume", db, callsFile));
+  expect(first.resumed).toEqual([]);
+  expect(first.leftAlone).toEqual([
+    expect.objectContaining({ runId, reason: "external", message: expect.stringContaining(`step "pay" started an external operation whose result was not saved: check the operation's result first`) }),
+  ]);
+  expect(calls(callsFile)).toEqual([]);
+  expect(runNode(db, runId).metadata["status"]).toBe("paused");
+  // Asked again, it is still left alone (now as a paused run, with the same message).
+  const again = report(await runToEnd("resume", db, callsFile));
+  expect(again.leftAlone).toEqual([expect.objectContaining({ runId, reason: "paused", message: expect.stringContaining("check the operation's result first") })]);
+
+  const lines = await runToEnd("resume-run", db, callsFile, runId);
+  expect(JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7))).toBe("sent: paid 700 for order-7");
+  expect(calls(callsFile)).toEqual(["pay", "notify"]);
+}, 60_000);
