@@ -5,6 +5,7 @@ import { benchReach } from "./reach";
 import { benchScopedCall } from "./scoped-call";
 import { benchServer } from "./server";
 import { benchSessionWriter } from "./session-writer";
+import { benchStartup } from "./startup";
 import { benchTurnOverhead } from "./turn-overhead";
 
 async function main(): Promise<void> {
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
   await benchServer();
   benchLoopDetector();
   benchSessionWriter();
+  await benchStartup();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
   require("./session-store");
 }

@@ -1,9 +1,14 @@
 import { Command, CommanderError, Option } from "commander";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
-import { runCommand } from "./run-command";
-import { serveCommand, type ServeCommandOptions } from "./serve-command";
-import { DEFAULT_STORE_PATH, exportSession, listSessions, showSession } from "./sessions-command";
+import type { RunCommandOptions } from "./run-command";
+import type { ServeCommandOptions } from "./serve-command";
+import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
+
+// Each command's module loads when the command runs: `rein --help` loads neither rein nor the server (start-up).
+const runModule = () => require("./run-command") as typeof import("./run-command");
+const serveModule = () => require("./serve-command") as typeof import("./serve-command");
+const sessionsModule = () => require("./sessions-command") as typeof import("./sessions-command");
 
 const EXIT_HELP = `
 Exit codes:
@@ -50,10 +55,11 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .option("--session <id>", "the session to record into (default: a new one)")
     .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
-    .option("--verbose", "print stack traces with errors")
+    .option("--verbose", "print stack traces with errors, name the session at the end, and write the reach status log")
+    .option("--reach-log <path>", "where --verbose writes the reach status log (JSON lines)", DEFAULT_REACH_LOG_PATH)
     .action(async (target: string, options: Record<string, unknown>, command: Command) => {
       const verbose = command.optsWithGlobals()["verbose"] === true;
-      result.code = await runCommand(io, target, { ...options, verbose } as Parameters<typeof runCommand>[2]);
+      result.code = await runModule().runCommand(io, target, { ...options, verbose } as RunCommandOptions);
     });
 
   rein
@@ -69,7 +75,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--grace-ms <ms>", "how long shutdown lets runs in flight finish", integer("--grace-ms", 0), 10_000)
     .action(async (module: string, options: ServeCommandOptions) => {
       if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
-      result.code = await serveCommand(io, module, options);
+      result.code = await serveModule().serveCommand(io, module, options);
     });
 
   const sessions = rein.command("sessions").description("Inspect and export recorded sessions");
@@ -77,20 +83,20 @@ function program(io: CliIo, result: { code: number }): Command {
     .command("ls")
     .description("List the sessions of a store")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
-    .action((options: { store?: string }) => listSessions(io, options));
+    .action((options: { store?: string }) => sessionsModule().listSessions(io, options));
   sessions
     .command("show")
     .description("Show a session and its nodes")
     .argument("<id>", "the session id")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
-    .action((id: string, options: { store?: string }) => showSession(io, id, options));
+    .action((id: string, options: { store?: string }) => sessionsModule().showSession(io, id, options));
   sessions
     .command("export")
     .description("Print a session graph as Mermaid, Graphviz dot or JSON")
     .argument("<id>", "the session id")
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
-    .action((id: string, options: { store?: string; format?: string }) => exportSession(io, id, options));
+    .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
   return rein;
 }
 

@@ -19,6 +19,7 @@ import {
 } from "rein";
 import { entriesOf, loadModule } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
+import { openReachLog } from "./reach-log";
 import { StatusPublisher, statusPaths } from "./status-channel";
 import type { ReachFigures } from "./status-line";
 
@@ -33,6 +34,8 @@ export interface ChildRunSpec {
   readonly store: string;
   readonly sessionId: string;
   readonly statusDir: string;
+  /** Where `--verbose` writes the reach status log (absent without it). */
+  readonly reachLog?: string;
 }
 
 /** What the child writes to `result.json`. @internal */
@@ -65,6 +68,7 @@ function errorOf(error: unknown): { name: string; message: string; stack?: strin
 async function runChild(spec: ChildRunSpec): Promise<void> {
   const paths = statusPaths(spec.statusDir);
   const publisher = new StatusPublisher(paths);
+  const reachLog = spec.reachLog === undefined ? undefined : openReachLog(spec.reachLog, spec.sessionId);
   const started = Date.now();
   let seq = 0;
   // The innermost call entered last: the timer reads currentReach() inside it, so the figures stay live between entries.
@@ -76,7 +80,9 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
       status === undefined
         ? undefined
         : { depth: figure(status.depth), memoryMb: figure(status.memoryMb), zone: status.zone, tokens: figure(status.tokens), costUsd: figure(status.costUsd), elapsedMs: status.elapsedMs };
-    publisher.publish({ seq: ++seq, elapsedMs: Date.now() - started, reach });
+    const message = { seq: ++seq, elapsedMs: Date.now() - started, reach };
+    publisher.publish(message);
+    reachLog?.write(message);
   };
   addPreInvocationHook(() => {
     if (currentReach() !== undefined) probe = AsyncLocalStorage.snapshot();
@@ -87,6 +93,7 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     clearInterval(timer);
     writeFileSync(paths.result, JSON.stringify(result));
     publisher.close();
+    reachLog?.close();
     process.exit(code);
   };
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "rein";
@@ -97,6 +97,25 @@ test("--verbose adds the child's stack to the one-line error; an unknown entry n
   expect(code).toBe(ExitCode.Failed);
   expect(stderr.split("\n")[0]).toMatch(/^rein: Error: .*cli-chain\.ts has no entry 'nope' of the form \[AgentClass, "method"\] \(entries: plan, stall, hang\)$/);
   expect(stderr).toMatch(/\n\s+at /);
+}, 15_000);
+
+test("--verbose writes the reach status stream as JSON lines to the reach log and names the session and the log at the end", async () => {
+  const store = join(dir, "verbose.db");
+  const log = join(dir, "logs", "reach.log");
+  const { code, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", store, "--verbose", "--reach-log", log]).done;
+  expect(code).toBe(ExitCode.Ok);
+  const named = /^rein: session (\S+) in (.+); reach log (.+)$/m.exec(stderr);
+  expect(named?.slice(2)).toEqual([store, log]);
+  const { session } = readStore(store);
+  expect(named![1]).toBe(session.id);
+  const lines = readFileSync(log, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+  expect(lines.length).toBeGreaterThanOrEqual(2);
+  for (const line of lines) expect(line).toMatchObject({ msg: "reach-status", sessionId: session.id, pid: expect.any(Number), time: expect.any(String) });
+  // The nested chain's figures: depth 1 (the planner) and 2 (the researcher it calls), against the default limit 5.
+  const depths = lines.filter((line) => line["reach"] !== null).map((line) => line["reach"].depth);
+  expect(depths).toEqual(expect.arrayContaining([{ used: 1, limit: 5 }, { used: 2, limit: 5 }]));
+  // One line per change: no two neighbours carry the same figures.
+  for (let i = 1; i < lines.length; i++) expect(JSON.stringify(lines[i]!["reach"])).not.toBe(JSON.stringify(lines[i - 1]!["reach"]));
 }, 15_000);
 
 test("Ctrl-C (SIGINT to the parent) is forwarded: exit 130, running nodes recorded interrupted", async () => {

@@ -9,7 +9,7 @@ import { isTypeScript, tsxHook } from "./load-module";
 import type { ChildResult, ChildRunSpec } from "./run-child";
 import { pollStatus, statusPaths } from "./status-channel";
 import { formatStatusLine, type StatusMessage } from "./status-line";
-import { DEFAULT_STORE_PATH } from "./sessions-command";
+import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
 
 /** Options of `rein run`. */
 export interface RunCommandOptions {
@@ -25,8 +25,10 @@ export interface RunCommandOptions {
   readonly session?: string;
   /** No status update for this long shows the run as `stalled`. @default 5000 */
   readonly stallMs?: number;
-  /** Print the error's stack, and the child's, when the run fails. */
+  /** Print the error's stack, and the child's, when the run fails; write the reach status log; name the session at the end. */
   readonly verbose?: boolean;
+  /** Where `--verbose` writes the reach status log (JSON lines). @default ".rein/reach.log" */
+  readonly reachLog?: string;
 }
 
 /** How often the parent asks the child for its status. */
@@ -75,6 +77,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     store: resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH),
     sessionId: options.session ?? randomUUID(),
     statusDir,
+    reachLog: options.verbose === true ? resolve(io.cwd, options.reachLog ?? DEFAULT_REACH_LOG_PATH) : undefined,
   };
   const env: NodeJS.ProcessEnv = { ...io.env, REIN_CLI_RUN: JSON.stringify(spec) };
   if (options.env !== undefined) env["REIN_ENV"] = options.env;
@@ -83,6 +86,10 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   if (extname(__filename) === ".ts" && env["TSX_TSCONFIG_PATH"] === undefined && existsSync(testConfig)) env["TSX_TSCONFIG_PATH"] = testConfig;
   const child = spawn(process.execPath, command, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
 
+  // With --verbose, where to look afterwards: the session (for `rein sessions export`) and the reach log.
+  const where = (): void => {
+    if (options.verbose === true) io.stderr(`rein: session ${spec.sessionId} in ${spec.store}; reach log ${spec.reachLog}\n`);
+  };
   const started = Date.now();
   const stallMs = options.stallMs ?? 5000;
   let latest: StatusMessage | undefined;
@@ -151,6 +158,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     }
     if (interrupted || (result !== undefined && !result.ok && result.interrupted === true)) {
       io.stderr("rein: interrupted\n");
+      where();
       return ExitCode.Interrupted;
     }
     if (result === undefined) {
@@ -159,10 +167,12 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     }
     if (result.ok) {
       io.stdout(`${typeof result.answer === "string" ? result.answer : JSON.stringify(result.answer, null, 2)}\n`);
+      where();
       return ExitCode.Ok;
     }
     io.stderr(`rein: ${result.error.name}: ${result.error.message}\n`);
     if (options.verbose === true && result.error.stack !== undefined) io.stderr(`${result.error.stack}\n`);
+    where();
     return ExitCode.Failed;
   } finally {
     clearInterval(poll);

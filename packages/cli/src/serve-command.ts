@@ -6,7 +6,7 @@ import type { CliIo } from "./cli-io";
 import { ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
-import { DEFAULT_STORE_PATH } from "./sessions-command";
+import { DEFAULT_STORE_PATH } from "./default-paths";
 
 /** Options of `rein serve`. */
 export interface ServeCommandOptions {

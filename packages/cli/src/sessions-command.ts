@@ -3,16 +3,9 @@ import { resolve } from "node:path";
 import { SessionStore, type SessionNode } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
+import { DEFAULT_STORE_PATH } from "./default-paths";
 
-/**
- * The session store file `rein` reads and writes when `--store` is not
- * given, relative to the working directory (the `SessionStore` default).
- * @example
- * ```ts
- * new SessionStore({ path: join(process.cwd(), DEFAULT_STORE_PATH) });
- * ```
- */
-export const DEFAULT_STORE_PATH = ".rein/sessions.db";
+export { DEFAULT_STORE_PATH };
 
 const FORMATS = ["mermaid", "dot", "json"] as const;
 

@@ -1,9 +1,15 @@
 import { readFileSync, watch, type FSWatcher } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import type { Document } from "yaml";
 import { UsageError, type ReinErrorOptions } from "../errors/rein-error";
 import type { ReachPolicyOptions } from "./reach-budget";
 import { ReachPolicy, type ReachLimits } from "./reach-policy";
+
+let yamlModule: typeof import("yaml") | undefined;
+/** The YAML parser, loaded on the first config read: importing Rein does not pay for it (~18 ms). */
+function yaml(): typeof import("yaml") {
+  return (yamlModule ??= require("yaml") as typeof import("yaml"));
+}
 
 /** Where {@link loadReachConfig} looks when given no path and `REIN_REACH_CONFIG` is unset, relative to `process.cwd()`. */
 export const DEFAULT_REACH_CONFIG_PATH = "config/reach.yaml";
@@ -297,6 +303,7 @@ function withPricing(options: ReachPolicyOptions, pricing: ReachPolicyOptions["p
 
 /** The policy options `text` gives for `environment`, the whole file validated. */
 function parseReachConfig(file: string, text: string, environment: string | undefined): ReachPolicyOptions {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false });
   const syntaxError = document.errors[0];
@@ -355,6 +362,7 @@ function parseReachConfig(file: string, text: string, environment: string | unde
 
 /** The offset of a key (or of its value) in the document, for the error's line and column. */
 function locate(document: Document, path: readonly string[], part: "key" | "value"): number | undefined {
+  const { isMap, isScalar } = yaml();
   let node: unknown = document.contents;
   let offset: number | undefined;
   for (const [index, segment] of path.entries()) {
