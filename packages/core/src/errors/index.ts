@@ -17,3 +17,4 @@ export {
   ContextStoreError,
 } from "./core-errors";
 export { ToolTimeoutError } from "./tool-timeout-error";
+export { McpToolError } from "./mcp-tool-error";

@@ -234,6 +234,8 @@ function refusalMessage(error: GuardError, toolName: string): string {
 function resultContent(value: unknown, maxChars: number | undefined): ToolResultBlock["content"] {
   const blocks = toolContentBlocks(value);
   if (blocks === undefined) return resultText(value, maxChars);
+  // Text alone is sent as text, as any other tool's result.
+  if (blocks.every((block) => block.type === "text")) return resultText(blocks.map((block) => block.text).join("\n"), maxChars);
   return maxChars === undefined ? blocks : blocks.map((block) => (block.type === "text" ? { type: "text", text: resultText(block.text, maxChars) } : block));
 }
 

@@ -1,0 +1,303 @@
+import type { Frame } from "@rein/guard";
+import { McpToolError } from "../errors/mcp-tool-error";
+import { errorMessage } from "../errors/describe-error";
+import type { ImageBlock, TextBlock } from "../model/content";
+import type { JsonSchema } from "../model/model-provider";
+import { enterFunctionScope } from "../scope/enter-scope";
+import { resolveSchema } from "./schema";
+import { validateArguments, type Tool, type ToolExecuteOptions } from "./tool";
+import { ToolContent } from "./tool-content";
+
+/**
+ * A tool as an MCP server lists it (`tools/list`): what {@link mcpTools}
+ * reads. The `Tool` type of `@modelcontextprotocol/sdk` fits it.
+ */
+export interface McpToolDescription {
+  readonly name: string;
+  readonly description?: string;
+  /** The JSON Schema of the tool's arguments: passed to the model as it is. */
+  readonly inputSchema: object;
+}
+
+/**
+ * The part of an MCP client {@link mcpTools} uses. A `Client` of
+ * `@modelcontextprotocol/sdk` (connected over stdio, streamable HTTP or any
+ * other transport) fits it; Rein does not depend on the SDK itself.
+ */
+export interface McpClientLike {
+  listTools(params?: { cursor?: string }, options?: { signal?: AbortSignal }): Promise<{ readonly tools: readonly McpToolDescription[]; readonly nextCursor?: string }>;
+  /** Resolves with the server's `CallToolResult` (checked at run time). */
+  callTool(params: { name: string; arguments?: Record<string, unknown> }, resultSchema?: undefined, options?: { signal?: AbortSignal }): Promise<object>;
+  /** Where the `notifications/tools/list_changed` handler is installed (the SDK's `setNotificationHandler`). */
+  setNotificationHandler(schema: never, handler: (notification: { method: string }) => void | Promise<void>): void;
+  /** The client's transport error callback: mcpTools chains its own before the one set. */
+  onerror?: ((error: Error) => void) | undefined;
+}
+
+/**
+ * Options of {@link mcpTools}.
+ * @example
+ * ```ts
+ * const tools = await mcpTools(client, { exclude: ["delete_repository"] });
+ * ```
+ */
+export interface McpToolsOptions {
+  /** Only these tools of the server (by its names). @default every tool */
+  readonly include?: readonly string[];
+  /** Leave these tools out (applied after `include`). @default none */
+  readonly exclude?: readonly string[];
+}
+
+/**
+ * The tools of a Model Context Protocol server as Rein tools, under the
+ * server's own names: each call runs through every guard (loop detection,
+ * permissions, recursion and cycle checks, recording) like any other tool.
+ *
+ * - Schemas pass through: the model sees the server's `inputSchema`; Rein
+ *   checks arguments against it before calling the server.
+ * - Results: text content becomes the tool's text; images become image
+ *   blocks the model sees (a {@link ToolContent}); `structuredContent` is
+ *   kept on the recorded result (and shown as JSON when there is no other
+ *   content); `isError: true`, and a call that fails (the server died, the
+ *   connection closed), become an {@link McpToolError} the model sees as a
+ *   tool error — the run goes on.
+ * - The run's `AbortSignal` cancels the MCP request (the SDK sends
+ *   `notifications/cancelled` to the server).
+ * - The returned array is kept current: when the server announces
+ *   `notifications/tools/list_changed`, the list is fetched again and the
+ *   array's contents replaced. A run reads the array when it starts, so a
+ *   change never alters the tools of a run already going (its requests keep
+ *   one cache-stable prefix); the next run sees the new list. Pass the array
+ *   itself as `tools` (a copy does not follow changes). Installing that
+ *   handler replaces one set on the client before. When fetching the new
+ *   list fails, the previous list stays.
+ *
+ * A name Rein cannot offer to a model (letters, digits, `_`, `-`, at most 64)
+ * is a `TypeError` naming it: leave it out with `exclude`.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+ * import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+ *
+ * const client = new Client({ name: "my-app", version: "1.0.0" });
+ * await client.connect(new StdioClientTransport({ command: "npx", args: ["some-mcp-server"] }));
+ * const tools = await mcpTools(client, { include: ["search", "fetch_page"] });
+ * const answer = await new Researcher({ tools }).ask("What changed in the release?");
+ * ```
+ */
+export async function mcpTools(client: McpClientLike, options: McpToolsOptions = {}): Promise<Tool[]> {
+  checkOptions(client, options);
+  const source = new McpToolSource(client, options);
+  await source.refresh();
+  source.listen();
+  return source.tools;
+}
+
+/** The live tool list of one client. */
+class McpToolSource {
+  readonly tools: Tool[] = [];
+  /** Set while a refresh runs; another notification meanwhile asks for one more after it. */
+  #refreshing: Promise<void> | undefined;
+  #again = false;
+  readonly #built = new Map<string, { description: McpToolDescription; tool: Tool }>();
+
+  constructor(
+    private readonly client: McpClientLike,
+    private readonly options: McpToolsOptions,
+  ) {}
+
+  listen(): void {
+    const schema = listChangedSchema();
+    this.client.setNotificationHandler(schema as never, () => {
+      this.requestRefresh();
+    });
+    // A transport error while calls are in flight (over HTTP: the stream that was to carry their
+    // answers broke, e.g. the server died) fails those calls now instead of at the SDK's request timeout.
+    const previous = this.client.onerror;
+    this.client.onerror = (error: Error) => {
+      for (const fail of [...this.#inFlight]) fail(error);
+      previous?.call(this.client, error);
+    };
+  }
+
+  /** Rejecters of the calls waiting for the server's answer. */
+  readonly #inFlight = new Set<(error: Error) => void>();
+
+  /** Calls the tool, failing the call when the client reports a transport error before the answer. */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<object> {
+    return new Promise<object>((resolve, reject) => {
+      const fail = (error: Error) => reject(error);
+      this.#inFlight.add(fail);
+      this.client.callTool({ name, arguments: args }, undefined, signal === undefined ? {} : { signal }).then(
+        (result) => {
+          this.#inFlight.delete(fail);
+          resolve(result);
+        },
+        (error: unknown) => {
+          this.#inFlight.delete(fail);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  requestRefresh(): void {
+    if (this.#refreshing !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#refreshing = this.refresh()
+      .catch(() => undefined) // the previous list stays
+      .finally(() => {
+        this.#refreshing = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.requestRefresh();
+        }
+      });
+  }
+
+  /** Lists the server's tools (every page) and replaces the array's contents in one step. */
+  async refresh(): Promise<void> {
+    const listed: McpToolDescription[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor === undefined ? undefined : { cursor });
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    const { include, exclude } = this.options;
+    const chosen = listed.filter((description) => (include === undefined || include.includes(description.name)) && !(exclude ?? []).includes(description.name));
+    const tools = chosen.map((description) => this.toolFor(description));
+    this.tools.splice(0, this.tools.length, ...tools);
+  }
+
+  /** The Rein tool of a listed tool; the same object while its description does not change. */
+  private toolFor(description: McpToolDescription): Tool {
+    const known = this.#built.get(description.name);
+    if (known !== undefined && JSON.stringify(known.description) === JSON.stringify(description)) return known.tool;
+    const tool = mcpTool(this, description);
+    this.#built.set(description.name, { description, tool });
+    return tool;
+  }
+}
+
+let mcpToolCounter = 0;
+
+function mcpTool(source: McpToolSource, description: McpToolDescription): Tool {
+  const { name } = description;
+  if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+    throw new TypeError(
+      `mcpTools: the MCP server has a tool named ${JSON.stringify(name)}, which model APIs do not accept as a tool name ` +
+        `(1–64 letters, digits, '_' or '-'); leave it out with mcpTools(client, { exclude: [${JSON.stringify(name)}] })`,
+    );
+  }
+  const text = description.description ?? "";
+  const parameters = (typeof description.inputSchema === "object" && description.inputSchema !== null ? description.inputSchema : { type: "object" }) as JsonSchema;
+  const schema = resolveSchema(parameters, `MCP tool '${name}'`);
+  const frame: Frame = { key: `mcp:${name}:${++mcpToolCounter}`, name, kind: "tool" };
+  const info = { name, doc: text, expose: "full" as const, toolName: name, isAsync: true };
+  const call = (args: Record<string, unknown>, options: ToolExecuteOptions): Promise<unknown> => callMcpTool(source, name, args, options.signal);
+  return {
+    spec: { name, description: text, parameters },
+    poll: false,
+    async execute(args, options = {}) {
+      const value = (await validateArguments(name, schema, args)) as Record<string, unknown>;
+      return enterFunctionScope(frame, info, undefined, call, undefined, [value, options]);
+    },
+  };
+}
+
+async function callMcpTool(source: McpToolSource, name: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<unknown> {
+  let result: object;
+  try {
+    result = await source.call(name, args, signal);
+  } catch (error) {
+    // The run's own cancellation stays a cancellation (the SDK rejects with the signal's reason).
+    if (signal?.aborted === true) throw signal.reason;
+    const code = typeof (error as { code?: unknown })?.code === "number" ? (error as { code: number }).code : undefined;
+    throw new McpToolError(name, "request", errorMessage(error), { code, cause: error });
+  }
+  return toolValue(name, result);
+}
+
+/** An MCP `CallToolResult` as a Rein tool value (text, or {@link ToolContent}), or the {@link McpToolError} it reports. */
+function toolValue(name: string, result: object): unknown {
+  const { content, structuredContent, isError, toolResult } = result as {
+    content?: unknown;
+    structuredContent?: unknown;
+    isError?: unknown;
+    toolResult?: unknown;
+  };
+  // A server of the 2024-10-07 protocol answers { toolResult }.
+  if (content === undefined && toolResult !== undefined) return toolResult;
+  const blocks = Array.isArray(content) ? content.flatMap(contentBlock) : [];
+  if (isError === true) {
+    const detail = blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n") || "no details given";
+    throw new McpToolError(name, "result", detail);
+  }
+  const hasImage = blocks.some((block) => block.type === "image");
+  if (!hasImage && structuredContent === undefined) return blocks.map((block) => (block as TextBlock).text).join("\n");
+  if (blocks.length === 0) return structuredContent;
+  return new ToolContent(blocks, structuredContent);
+}
+
+/** One MCP content item as what the model can see. */
+function contentBlock(item: unknown): (TextBlock | ImageBlock)[] {
+  if (typeof item !== "object" || item === null) return [];
+  const block = item as Record<string, unknown>;
+  switch (block["type"]) {
+    case "text":
+      return [{ type: "text", text: String(block["text"] ?? "") }];
+    case "image":
+      return [{ type: "image", source: { type: "base64", mediaType: String(block["mimeType"] ?? "image/png"), data: String(block["data"] ?? "") } }];
+    case "audio":
+      return [{ type: "text", text: `[audio (${String(block["mimeType"] ?? "unknown type")}) not shown]` }];
+    case "resource": {
+      const resource = (block["resource"] ?? {}) as Record<string, unknown>;
+      if (typeof resource["text"] === "string") return [{ type: "text", text: resource["text"] }];
+      return [{ type: "text", text: `[resource ${String(resource["uri"] ?? "")} (${String(resource["mimeType"] ?? "binary")}) not shown]` }];
+    }
+    case "resource_link":
+      return [{ type: "text", text: `Resource: ${String(block["name"] ?? block["uri"] ?? "")} <${String(block["uri"] ?? "")}>` }];
+    default:
+      return [];
+  }
+}
+
+function checkOptions(client: McpClientLike, options: McpToolsOptions): void {
+  const shape = client as unknown as Record<string, unknown>;
+  for (const method of ["listTools", "callTool", "setNotificationHandler"]) {
+    if (typeof shape?.[method] !== "function") {
+      throw new TypeError(`mcpTools(client): client must be a connected MCP Client of @modelcontextprotocol/sdk (it has no ${method}() method)`);
+    }
+  }
+  if (typeof options !== "object" || options === null) throw new TypeError("mcpTools(client, options): options must be { include?, exclude? }");
+  for (const key of Object.keys(options)) {
+    if (key !== "include" && key !== "exclude") throw new TypeError(`mcpTools(client, options): unknown option '${key}' (known: include, exclude)`);
+  }
+  for (const key of ["include", "exclude"] as const) {
+    const list = options[key];
+    if (list !== undefined && (!Array.isArray(list) || list.some((name) => typeof name !== "string"))) {
+      throw new TypeError(`mcpTools(client, options): ${key} must be an array of tool names (strings)`);
+    }
+  }
+}
+
+/**
+ * The SDK's schema of `notifications/tools/list_changed`, from the SDK the
+ * app installed (an optional peer dependency: loaded only when mcpTools is
+ * used, and the app that made the client has it).
+ */
+function listChangedSchema(): unknown {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require("@modelcontextprotocol/sdk/types.js") as { ToolListChangedNotificationSchema: unknown }).ToolListChangedNotificationSchema;
+  } catch (error) {
+    throw new TypeError(
+      `mcpTools needs @modelcontextprotocol/sdk (the package the client comes from) to be installed beside rein: ${errorMessage(error)}. ` +
+        `Install it: npm install @modelcontextprotocol/sdk`,
+    );
+  }
+}
