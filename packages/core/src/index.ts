@@ -25,6 +25,8 @@ export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";
 export { ToolContent } from "./tools/tool-content";
+export { mcpTools } from "./tools/mcp-tools";
+export type { McpClientLike, McpToolDescription, McpToolsOptions } from "./tools/mcp-tools";
 export type { TelemetryOptions } from "./telemetry/telemetry-options";
 export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
