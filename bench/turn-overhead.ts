@@ -19,7 +19,16 @@
  *   embedded PostgreSQL 18 the bench starts (fsync on, 127.0.0.1, as
  *   bench/session-store-postgres.ts) and stops at the end; one store, a new
  *   session per round. When the server cannot start, the row is skipped and
- *   the reason printed.
+ *   the reason printed;
+ * - otel: the default set-up with an OpenTelemetry SDK registered
+ *   (sdk-trace-base's BasicTracerProvider, a SimpleSpanProcessor into an
+ *   InMemorySpanExporter emptied between rounds): every span recorded;
+ * - otel-unsampled: the same provider with the AlwaysOff sampler (spans are
+ *   made, none records: the cost of a sampled-out trace).
+ * Every other set-up runs with the OpenTelemetry API and no SDK, as an app
+ * that installs none does. What that costs per turn is printed beside them:
+ * the tracer checks Rein made in a counted turn (one where a run or an Agent
+ * entry starts) times their cost measured here. Target (issue 15): ≤ 5 µs.
  *
  * Warm-up runs until the per-turn figure stops moving (at least 1,500 turns:
  * V8 keeps optimising Rein's paths for about that long), then 7 rounds are
@@ -29,6 +38,8 @@
  * Run: pnpm bench (or pnpm exec tsx --tsconfig tsconfig.test.json bench/turn-overhead.ts)
  */
 import { mkdtempSync } from "node:fs";
+import { trace } from "@opentelemetry/api";
+import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -46,6 +57,7 @@ import {
 } from "@rein/core";
 import { PostgresSessionStore } from "../packages/store-postgres/src/postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "../packages/store-postgres/src/__fixtures__/embedded-postgres";
+import { activeTracer } from "../packages/core/src/telemetry/tracing";
 
 const TURNS_PER_ROUND = 2_000;
 const ROUNDS = 7;
@@ -70,7 +82,14 @@ class Lookup extends Agent {
   }
 }
 
-type Setup = "bare" | "guarded" | "default" | "streamed" | "sqlite" | "postgres";
+type Setup = "bare" | "guarded" | "default" | "streamed" | "sqlite" | "postgres" | "otel" | "otel-unsampled";
+
+const spanExporter = new InMemorySpanExporter();
+const tracerProviders = {
+  otel: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spanExporter)] }),
+  "otel-unsampled": new BasicTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(spanExporter)] }),
+};
+const OTEL_TARGET_US = 5;
 
 /** A function running `count` turns and returning ns per turn. */
 type Turns = (count: number) => Promise<number>;
@@ -162,7 +181,7 @@ function reinTurns(setup: Setup): Turns {
   const agent = new Lookup({ runtime });
   return async (count) => {
     let context: Context;
-    if (setup === "default" || setup === "streamed") {
+    if (setup === "default" || setup === "streamed" || setup === "otel" || setup === "otel-unsampled") {
       const store = new InMemorySessionStore();
       store.createSession("bench", {});
       context = new Context({}, { store: new SessionNodeWriter(store, "bench", { batching: "manual" }), historyFilter: false });
@@ -174,6 +193,8 @@ function reinTurns(setup: Setup): Turns {
     } else {
       context = new Context({}, { historyFilter: false });
     }
+    // The SDK is registered only while its set-up runs: every other set-up runs with the API alone.
+    if (setup === "otel" || setup === "otel-unsampled") trace.setGlobalTracerProvider(tracerProviders[setup]);
     const start = process.hrtime.bigint();
     if (setup === "streamed") {
       // The same turn through agent.stream(), every event read (the provider streams its answers).
@@ -185,8 +206,44 @@ function reinTurns(setup: Setup): Turns {
     } else {
       for (let i = 0; i < count; i++) await agent.ask("Look up k0, k1 and k2.", { context });
     }
-    return Number(process.hrtime.bigint() - start) / count;
+    const ns = Number(process.hrtime.bigint() - start) / count;
+    if (setup === "otel" || setup === "otel-unsampled") {
+      trace.disable();
+      spanExporter.reset();
+    }
+    return ns;
   };
+}
+
+/**
+ * What the OpenTelemetry API costs a turn when no SDK is registered: Rein
+ * checks for a tracer where a run or an Agent entry starts (and does nothing
+ * else for tracing), so the cost is those checks. They are counted in one
+ * turn (each check reads the global tracer provider once) and timed here.
+ */
+async function noSdkCost(turns: Turns): Promise<{ checks: number; nsPerCheck: number }> {
+  const api = trace as unknown as { getTracerProvider: () => unknown };
+  const read = api.getTracerProvider;
+  let checks = 0;
+  api.getTracerProvider = function (this: unknown) {
+    checks++;
+    return read.call(this);
+  };
+  try {
+    await turns(1);
+  } finally {
+    api.getTracerProvider = read;
+  }
+  const rounds: number[] = [];
+  let sink = 0;
+  for (let round = 0; round < 7; round++) {
+    const count = 1_000_000;
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < count; i++) if (activeTracer() === undefined) sink++;
+    rounds.push(Number(process.hrtime.bigint() - start) / count);
+  }
+  if (sink === 0) throw new Error("an SDK is registered: the no-SDK path was not measured");
+  return { checks, nsPerCheck: stats(rounds).median! };
 }
 
 function handWrittenTurns(): Turns {
@@ -252,12 +309,21 @@ export async function benchTurnOverhead(): Promise<number> {
 
 async function measure(): Promise<number> {
   const hand = handWrittenTurns();
-  const setups: Setup[] = ["bare", "guarded", "default", "streamed", "sqlite", ...(postgres === undefined ? [] : ["postgres" as const])];
+  const setups: Setup[] = [
+    "bare",
+    "guarded",
+    "default",
+    "streamed",
+    "sqlite",
+    ...(postgres === undefined ? [] : ["postgres" as const]),
+    "otel",
+    "otel-unsampled",
+  ];
   const rein = Object.fromEntries(setups.map((setup) => [setup, reinTurns(setup)])) as Record<Setup, Turns>;
   const warm = [await warmUp(hand)];
   for (const setup of setups) warm.push(await warmUp(rein[setup]));
   const handRounds: number[] = [];
-  const added: Record<Setup, number[]> = { bare: [], guarded: [], default: [], streamed: [], sqlite: [], postgres: [] };
+  const added: Record<Setup, number[]> = { bare: [], guarded: [], default: [], streamed: [], sqlite: [], postgres: [], otel: [], "otel-unsampled": [] };
   for (let round = 0; round < ROUNDS; round++) {
     const handNs = await hand(TURNS_PER_ROUND);
     handRounds.push(handNs);
@@ -273,6 +339,8 @@ async function measure(): Promise<number> {
     streamed: "Rein, same, through agent.stream()",
     sqlite: "Rein, loops on + SQLite recording",
     postgres: "Rein, loops on + Postgres recording",
+    otel: "Rein, default + OTel SDK, in-memory export",
+    "otel-unsampled": "Rein, default + OTel SDK, sampled out",
   };
   for (const setup of setups) {
     const { min, median, max } = stats(added[setup]);
@@ -298,6 +366,16 @@ async function measure(): Promise<number> {
       `  store calls per turn (500 further turns, ${turnUs.toFixed(0)} µs/turn): ` +
         `${calls.map((call) => `${call.name} ${call.perTurn.toFixed(2)} × ${call.us.toFixed(0)} µs`).join(", ")}; ${inCalls.toFixed(0)} µs/turn in store calls`,
     );
+  }
+  const { checks, nsPerCheck } = await noSdkCost(rein.default);
+  const noSdkUs = (checks * nsPerCheck) / 1000;
+  console.log(
+    `OpenTelemetry API, no SDK registered: ${checks} tracer checks per turn × ${nsPerCheck.toFixed(1)} ns = ${noSdkUs.toFixed(3)} µs/turn ` +
+      `(nothing else runs for tracing) — issue 15 target ≤ ${OTEL_TARGET_US} µs (${noSdkUs <= OTEL_TARGET_US ? "met" : "NOT met"})`,
+  );
+  for (const setup of ["otel", "otel-unsampled"] as const) {
+    const { min, median, max } = over(setup);
+    console.log(`${labels[setup]} over no SDK (median): ${median.toFixed(1)} µs/turn (round by round: min ${min.toFixed(1)}, max ${max.toFixed(1)})`);
   }
   const result = inMemory.median / 1000;
   console.log(`added by Rein (default set-up, median): ${result.toFixed(1)} µs/turn — target ≤ ${TARGET_US} µs (${result <= TARGET_US ? "met" : "NOT met"})`);
