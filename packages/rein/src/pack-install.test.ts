@@ -87,6 +87,15 @@ function runAsync(command: string, args: readonly string[], env: NodeJS.ProcessE
   });
 }
 
+/** `npm install <what>` in the scratch project, from the local registry. */
+function npmInstall(what: readonly string[]): Promise<{ status: number | null; output: string }> {
+  return runAsync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...what], {
+    npm_config_registry: registry!.url,
+    npm_config_cache: join(work, "npm-cache"),
+    npm_config_update_notifier: "false",
+  });
+}
+
 /** The environment of a user's shell: none of the test runner's npm or pnpm settings. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -109,15 +118,12 @@ beforeAll(async () => {
     workspacePackages: PACKAGES.map((name) => join(ROOT, "packages", name)),
     tarballs: files,
     workDir: join(work, "registry"),
+    extra: [{ from: ROOT, name: "tsx" }],
   });
   project = join(work, "project");
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "scratch", version: "1.0.0", private: true }));
-  const install = await runAsync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...files], {
-    npm_config_registry: registry.url,
-    npm_config_cache: join(work, "npm-cache"),
-    npm_config_update_notifier: "false",
-  });
+  const install = await npmInstall(files);
   if (install.status !== 0) throw new Error(`npm install failed (${install.status}):\n${install.output}`);
 }, 240_000);
 
@@ -196,6 +202,17 @@ describe("the packed packages, installed outside the workspace", () => {
     expect(ran.stderr.trim().split("\n")).toHaveLength(1);
     expect(ran.stderr).toMatch(/tsx/);
   });
+
+  it("with tsx installed in the project, npx rein run runs the TypeScript module", async () => {
+    writeFileSync(join(project, "agents.ts"), ENTRIES_MODULE);
+    const installed = await npmInstall(["--save-dev", "tsx"]);
+    expect(installed.output).not.toMatch(/ERR!/);
+    expect(installed.status).toBe(0);
+    const ran = run("npx", ["--no-install", "rein", "run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
+    expect(ran.stderr).toBe("");
+    expect(ran.status).toBe(0);
+    expect(ran.stdout.trim().split("\n").at(-1)).toBe("installed and answering");
+  }, 120_000);
 
   it("@rein/server serves the entries of a module from the installed package", () => {
     writeFileSync(

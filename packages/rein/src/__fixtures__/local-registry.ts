@@ -84,6 +84,8 @@ export async function startLocalRegistry(options: {
   readonly workspacePackages: readonly string[];
   readonly tarballs: readonly string[];
   readonly workDir: string;
+  /** Other packages to serve (with their dependencies), looked up from `from` (e.g. tsx from the repository root). */
+  readonly extra?: readonly { readonly from: string; readonly name: string }[];
 }): Promise<LocalRegistry> {
   const packuments = new Map<string, Map<string, Entry>>();
   const add = (manifest: Manifest, file: string): void => {
@@ -108,6 +110,7 @@ export async function startLocalRegistry(options: {
       if (!ownNames.has(dependency.name)) queue.push({ from: directory, ...dependency, by: manifest.name });
     }
   }
+  for (const { from, name } of options.extra ?? []) queue.push({ from, name, required: true, by: "the test" });
   while (queue.length > 0) {
     const { from, name, required, by } = queue.shift()!;
     const directory = findPackage(from, name);
