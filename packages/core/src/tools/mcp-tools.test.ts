@@ -111,7 +111,7 @@ describe.each([
   });
 
   it("round trip: the model calls MCP tools and sees text, structured, image and error results; the calls are recorded", async () => {
-    const tools = await mcpTools(connection.client, { include: ["echo", "weather", "picture", "broken"] });
+    const tools = await mcpTools(connection.client, { include: ["echo", "weather", "picture", "broken", "attachments"] });
     const { provider, agent } = agentWith([
       {
         toolCalls: [
@@ -120,6 +120,7 @@ describe.each([
           { name: "picture", input: {} },
           { name: "broken", input: {} },
           { name: "echo", input: { text: 42 } },
+          { name: "attachments", input: {} },
         ],
       },
       "All done.",
@@ -128,7 +129,7 @@ describe.each([
     store.createSession("s", {});
     const context = new Context({}, { store: new SessionNodeWriter(store, "s") });
     await expect(agent.ask("Use the tools.", { tools, context })).resolves.toBe("All done.");
-    const [echo, weather, picture, broken, badArguments] = toolResults(provider.requests[1]);
+    const [echo, weather, picture, broken, badArguments, attachments] = toolResults(provider.requests[1]);
     expect(echo).toEqual(expect.objectContaining({ content: "echo: hello" }));
     expect(echo.isError).toBeFalsy();
     expect(JSON.parse(String(weather.content))).toEqual({ city: "Oslo", celsius: 21 });
@@ -141,6 +142,7 @@ describe.each([
     // Arguments are checked against the server's schema before the server is called.
     expect(badArguments).toMatchObject({ isError: true });
     expect(String(badArguments.content)).toContain("Call 'echo' again with arguments matching its schema");
+    expect(attachments.content).toBe("the notes\nResource: report.pdf <file:///report.pdf>\n[audio (audio/wav) not shown]");
     const nodes = store.readNodes("s");
     expect(nodes.find((node) => node.name === "echo" && node.metadata["status"] === "completed")?.output).toBe("echo: hello");
     expect(nodes.find((node) => node.name === "weather")?.output).toEqual({ blocks: [{ type: "text", text: '{"city":"Oslo","celsius":21}' }], structured: { city: "Oslo", celsius: 21 } });
@@ -231,6 +233,40 @@ describe("mcpTools typed errors", () => {
     } finally {
       await connection.close();
     }
+  });
+
+  /** A client-shaped object whose listTools answers what `lists` gives, call after call. */
+  function fakeClient(lists: (() => unknown)[]) {
+    let handler: (() => void) | undefined;
+    let listed = 0;
+    const client = {
+      listTools: async () => lists[Math.min(listed++, lists.length - 1)]!(),
+      callTool: async () => ({ content: [] }),
+      setNotificationHandler: (_schema: never, notified: () => void) => {
+        handler = notified;
+      },
+    };
+    return { client: client as never, notify: () => handler!(), listings: () => listed };
+  }
+
+  it("a tool name model APIs refuse is a TypeError naming it, and exclude leaves it out", async () => {
+    const { client } = fakeClient([() => ({ tools: [{ name: "files.read", inputSchema: { type: "object" } }, { name: "ok", inputSchema: { type: "object" } }] })]);
+    await expect(mcpTools(client)).rejects.toThrow(`tool named "files.read", which model APIs do not accept`);
+    await expect(mcpTools(client, { exclude: ["files.read"] })).resolves.toHaveLength(1);
+  });
+
+  it("when fetching a changed list fails, the previous list stays", async () => {
+    const fake = fakeClient([
+      () => ({ tools: [{ name: "first", inputSchema: { type: "object" } }] }),
+      () => {
+        throw new Error("server busy");
+      },
+    ]);
+    const tools = await mcpTools(fake.client);
+    fake.notify();
+    await until(() => fake.listings() === 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(tools.map((tool) => tool.spec.name)).toEqual(["first"]);
   });
 
   it("a client that is not an MCP client is a TypeError saying what to pass", async () => {

@@ -41,6 +41,13 @@ function buildServer() {
       return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
     },
   );
+  server.registerTool("attachments", { description: "An embedded resource, a resource link and audio." }, () => ({
+    content: [
+      { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "the notes" } },
+      { type: "resource_link", uri: "file:///report.pdf", name: "report.pdf" },
+      { type: "audio", data: PIXEL, mimeType: "audio/wav" },
+    ],
+  }));
   server.registerTool("broken", { description: "Always fails." }, () => ({ content: [{ type: "text", text: "the widget is broken" }], isError: true }));
   server.registerTool("crash", { description: "Stops the server mid-call." }, () => {
     setImmediate(() => process.exit(3));
