@@ -1,12 +1,11 @@
 import * as guard from "@rein/guard";
-import pino from "pino";
 import { Context } from "../context/context";
 import { currentScope, type CallScope } from "../scope/call-scope";
 import { CancellationRegion, joinSignals } from "./cancellation";
 import { RunEvents } from "./run-events";
+import { SILENT_LOGGER } from "./silent-logger";
 import type { RunEventListener } from "./runtime-events";
 
-const silent = pino({ level: "silent" });
 
 /**
  * Runs `fn` (sync or async) so that every run inside it — Agent calls, their
@@ -25,7 +24,7 @@ export function withRunListener<R>(listener: RunEventListener, fn: () => R, opti
   if (typeof fn !== "function") throw new TypeError("withRunListener(listener, fn): fn must be a function");
   const parent = currentScope();
   const signal = joinSignals(options.signal, parent?.signal);
-  const base = parent?.events ?? RunEvents.root(silent, undefined, "");
+  const base = parent?.events ?? RunEvents.root(SILENT_LOGGER, undefined, "");
   // A signal of its own: the calls under it are cancelled (their nodes closed) when it fires.
   const ownRegion = signal !== undefined && signal !== parent?.signal ? new CancellationRegion(signal) : undefined;
   const region = ownRegion ?? parent?.region;

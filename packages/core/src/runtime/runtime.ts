@@ -1,4 +1,5 @@
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
+import { defaultLogger } from "./silent-logger";
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
 import { MAX_AGENTIC_RECURSION_DEPTH, ReachPolicy, type ReachPolicyOptions } from "@rein/guard";
 import { MissingProviderError } from "../errors/core-errors";
@@ -116,7 +117,7 @@ export class Runtime {
     if (options.maxCycleRepeats !== undefined) limits.maxCycleRepeats = options.maxCycleRepeats;
     if (options.maxChainDepth !== undefined) limits.maxChainDepth = options.maxChainDepth;
     this.limits = Object.keys(limits).length > 0 ? limits : undefined;
-    this.logger = options.logger ?? pino({ level: process.env["REIN_LOG_LEVEL"] ?? "silent" });
+    this.logger = options.logger ?? defaultLogger();
     this.onEvent = options.onEvent;
     this.loopDetection = options.loopDetection;
     this.maxContextTokens = options.maxContextTokens;

@@ -1,4 +1,4 @@
-import { anthropicSdk } from "../shared/lazy-sdk";
+import { anthropicErrorClasses } from "../shared/lazy-sdk";
 import { unknownFailure, type FailureInfo } from "../shared/to-provider-error";
 
 /**
@@ -8,7 +8,7 @@ import { unknownFailure, type FailureInfo } from "../shared/to-provider-error";
  */
 export function describeAnthropicFailure(error: unknown): FailureInfo {
   // Only a loaded SDK throws its errors (a client the caller passed in loaded it too).
-  const { APIConnectionError, APIError } = anthropicSdk();
+  const { APIConnectionError, APIError } = anthropicErrorClasses();
   // APIConnectionError extends APIError, with no status: refused, reset, timed out.
   if (error instanceof APIConnectionError) return unknownFailure("anthropic", error, "connection");
   if (error instanceof APIError) {

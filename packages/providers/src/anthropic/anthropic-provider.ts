@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { anthropicSdk } from "../shared/lazy-sdk";
+import { anthropicClientClass } from "../shared/lazy-sdk";
 import type {
   ModelCallOptions,
   ModelProvider,
@@ -84,7 +84,7 @@ export class AnthropicProvider implements ModelProvider {
 
   /** The SDK client, created on first use. Its own retries and timeout are overridden per request. */
   get client(): Anthropic {
-    this.sdkClient ??= new (anthropicSdk().default)({ apiKey: this.settings.apiKey, baseURL: this.settings.baseURL, maxRetries: 0 });
+    this.sdkClient ??= new (anthropicClientClass())({ apiKey: this.settings.apiKey, baseURL: this.settings.baseURL, maxRetries: 0 });
     return this.sdkClient;
   }
 
