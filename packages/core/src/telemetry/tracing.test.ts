@@ -358,3 +358,12 @@ describe("reachFetch under tracing", () => {
     expect(seen).toEqual([`00-${toolSpan.spanContext().traceId}-${idOf(toolSpan)}-01`]);
   });
 });
+
+describe("the telemetry option", () => {
+  it("is checked when the Runtime is made, naming the option and what it expects", () => {
+    expect(() => new Runtime({ telemetry: { captureContent: "yes" } as never })).toThrow(/telemetry\.captureContent.*true or false/s);
+    expect(() => new Runtime({ telemetry: { capture: true } as never })).toThrow(/unknown field/);
+    expect(new Runtime({ telemetry: { captureContent: true } }).captureContent).toBe(true);
+    expect(new Runtime().captureContent).toBe(false);
+  });
+});
