@@ -38,7 +38,7 @@
  * Run: pnpm bench (or pnpm exec tsx --tsconfig tsconfig.test.json bench/turn-overhead.ts)
  */
 import { mkdtempSync } from "node:fs";
-import { trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -90,6 +90,8 @@ const tracerProviders = {
   "otel-unsampled": new BasicTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(spanExporter)] }),
 };
 const OTEL_TARGET_US = 5;
+/** Spans the last otel round recorded per turn. */
+let spansPerTurn = 0;
 
 /** A function running `count` turns and returning ns per turn. */
 type Turns = (count: number) => Promise<number>;
@@ -209,10 +211,43 @@ function reinTurns(setup: Setup): Turns {
     const ns = Number(process.hrtime.bigint() - start) / count;
     if (setup === "otel" || setup === "otel-unsampled") {
       trace.disable();
+      spansPerTurn = spanExporter.getFinishedSpans().length / count;
       spanExporter.reset();
     }
     return ns;
   };
+}
+
+/**
+ * The SDK's own share of the in-memory set-up: the spans one turn makes
+ * (counted), made and ended directly with the same provider and a few
+ * attributes each, without Rein — µs per turn, median of 7 rounds.
+ */
+async function sdkAloneUs(turns: Turns): Promise<{ spans: number; us: number }> {
+  await turns(1);
+  const spans = spansPerTurn;
+  const tracer = tracerProviders.otel.getTracer("bench");
+  const turn = () => {
+    const root = tracer.startSpan("invoke_agent Lookup");
+    root.setAttributes({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Lookup" });
+    const parent = trace.setSpan(context.active(), root);
+    for (let i = 1; i < spans; i++) {
+      const span = tracer.startSpan("chat scripted", {}, parent);
+      span.setAttributes({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "scripted", "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5 });
+      span.end();
+    }
+    root.end();
+  };
+  for (let i = 0; i < 5_000; i++) turn();
+  spanExporter.reset();
+  const rounds: number[] = [];
+  for (let round = 0; round < 7; round++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < TURNS_PER_ROUND; i++) turn();
+    rounds.push(Number(process.hrtime.bigint() - start) / TURNS_PER_ROUND / 1000);
+    spanExporter.reset();
+  }
+  return { spans, us: stats(rounds).median! };
 }
 
 /**
@@ -377,6 +412,8 @@ async function measure(): Promise<number> {
     const { min, median, max } = over(setup);
     console.log(`${labels[setup]} over no SDK (median): ${median.toFixed(1)} µs/turn (round by round: min ${min.toFixed(1)}, max ${max.toFixed(1)})`);
   }
+  const alone = await sdkAloneUs(rein.otel);
+  console.log(`  of which the SDK itself: ${alone.spans} spans per turn made and ended directly with the same provider: ${alone.us.toFixed(1)} µs/turn (median of 7 rounds)`);
   const result = inMemory.median / 1000;
   console.log(`added by Rein (default set-up, median): ${result.toFixed(1)} µs/turn — target ≤ ${TARGET_US} µs (${result <= TARGET_US ? "met" : "NOT met"})`);
   return result;
