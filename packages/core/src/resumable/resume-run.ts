@@ -1,6 +1,7 @@
 import type { ScopeOwner } from "../scope/enter-scope";
 import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState } from "../session/run-leases";
 import { SessionNodeWriter } from "../session/session-node-writer";
+import { SessionStoreClosedError } from "../session/session-errors";
 import type { SessionStoreLike } from "../session/session-store-like";
 import { RunNotResumableError, RunPausedError } from "./resumable-errors";
 import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
@@ -96,6 +97,16 @@ function storeOf(agent: ScopeOwner): (SessionStoreLike & RunLeaseStore) | undefi
   return store !== undefined && isRunLeaseStore(store) ? store : undefined;
 }
 
+/** The run in `store`, or undefined; a store that cannot answer (closed by its owner) holds none. */
+function lookUp(store: RunLeaseStore, runId: string): RunRecord | undefined {
+  try {
+    return store.getRun(runId);
+  } catch (error) {
+    if (SessionStoreClosedError.isInstance(error)) return undefined;
+    throw error;
+  }
+}
+
 function methodNameOf(record: RunRecord): [string, string] {
   const dot = record.name.lastIndexOf(".");
   return [record.name.slice(0, dot), record.name.slice(dot + 1)];
@@ -107,6 +118,7 @@ function owns(agent: ScopeOwner, record: RunRecord): boolean {
 }
 
 function agentFor(store: SessionStoreLike, record: RunRecord): ScopeOwner | undefined {
+  // Only agents of open stores are asked: storeOf is a comparison, no store call.
   return liveAgents().find((agent) => storeOf(agent) === store && owns(agent, record));
 }
 
@@ -158,7 +170,7 @@ function checkResumeArguments(runId: unknown, options: unknown): void {
 export async function resumeRunOf(agent: ScopeOwner, runId: string, options: ResumeRunOptions = {}): Promise<unknown> {
   checkResumeArguments(runId, options);
   const store = storeOf(agent);
-  const record = store?.getRun(runId);
+  const record = store === undefined ? undefined : lookUp(store, runId);
   if (store === undefined || record === undefined) {
     throw new RunNotResumableError(runId, `no resumable run '${runId}' in the store of ${(agent as object).constructor.name} (${agent.contextFor(undefined).store?.store.location ?? "no store"})`);
   }
@@ -190,17 +202,16 @@ export async function resumeRun<T = unknown>(runId: string, options: ResumeRunOp
   for (const agent of liveAgents()) {
     const store = storeOf(agent);
     if (store === undefined) continue;
+    const record = lookUp(store, runId);
+    if (record === undefined) continue;
     stores.add(store);
-    const record = store.getRun(runId);
-    if (record !== undefined && owns(agent, record)) return (await resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy)) as T;
+    if (owns(agent, record)) return (await resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy)) as T;
   }
   for (const store of stores) {
-    const record = store.getRun(runId);
-    if (record !== undefined) {
-      throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}: construct an agent of that class on this store first`);
-    }
+    const record = lookUp(store, runId)!;
+    throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}: construct an agent of that class on this store first`);
   }
-  throw new RunNotResumableError(runId, `no resumable run '${runId}' in the stores of this process's agents (${stores.size} store(s) searched)`);
+  throw new RunNotResumableError(runId, `no resumable run '${runId}' in the stores of this process's agents`);
 }
 
 /**
@@ -241,7 +252,15 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
   const running: Promise<ResumedRun>[] = [];
   const now = Date.now();
   for (const store of stores) {
-    for (const record of store.listRuns(["running", "interrupted", "paused", "cancelled"])) {
+    let records: RunRecord[];
+    try {
+      records = store.listRuns(["running", "interrupted", "paused", "cancelled"]);
+    } catch (error) {
+      // A store its owner closed holds nothing to continue.
+      if (options.store === undefined && SessionStoreClosedError.isInstance(error)) continue;
+      throw error;
+    }
+    for (const record of records) {
       const { runId, name } = record;
       if (activeRuns.has(runId)) continue;
       const leave = (reason: LeftAloneReason, message: string): void => void leftAlone.push({ runId, name, reason, message });
