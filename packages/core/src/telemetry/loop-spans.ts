@@ -1,9 +1,9 @@
-import { SpanKind, SpanStatusCode, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
+import type { Attributes, Span, Tracer } from "@opentelemetry/api";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import type { ModelRequest, ModelResponse, Usage } from "../model/model-provider";
 import type { CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
-import { contentAttribute, parentContext } from "./tracing";
+import { contentAttribute, otel, parentContext } from "./tracing";
 
 /**
  * The spans one model-tool loop makes: `chat <model>` per model request and
@@ -19,7 +19,7 @@ export interface LoopTracing {
 
 /** Starts the `chat <model>` span of one model request. */
 export function startChatSpan(tracing: LoopTracing, scope: CallScope, providerName: string, request: ModelRequest): Span {
-  const span = tracing.tracer.startSpan(`chat ${request.model ?? ""}`.trimEnd(), { kind: SpanKind.CLIENT }, parentContext(scope));
+  const span = tracing.tracer.startSpan(`chat ${request.model ?? ""}`.trimEnd(), { kind: otel().SpanKind.CLIENT }, parentContext(scope));
   if (span.isRecording()) {
     const values: Attributes = {
       "gen_ai.operation.name": "chat",
@@ -68,7 +68,7 @@ export function usageAttributes(usage: Usage): Attributes {
 
 /** Starts the `execute_tool <name>` span of one tool call. */
 export function startToolSpan(tracing: LoopTracing, scope: CallScope, call: ToolUseBlock, tool: Tool | undefined): Span {
-  const span = tracing.tracer.startSpan(`execute_tool ${call.name}`, { kind: SpanKind.INTERNAL }, parentContext(scope));
+  const span = tracing.tracer.startSpan(`execute_tool ${call.name}`, { kind: otel().SpanKind.INTERNAL }, parentContext(scope));
   if (span.isRecording()) {
     const values: Attributes = {
       "gen_ai.operation.name": "execute_tool",
@@ -89,6 +89,6 @@ export function resultToolSpan(tracing: LoopTracing, span: Span, block: ToolResu
   if (tracing.captureContent) span.setAttribute("gen_ai.tool.call.result", contentAttribute(block.content));
   if (block.isError !== true) return;
   const message = typeof block.content === "string" ? block.content : contentAttribute(block.content);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: otel().SpanStatusCode.ERROR, message });
   span.setAttribute("error.type", error instanceof Error ? error.name || "Error" : "tool_error");
 }

@@ -1,4 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -317,6 +319,27 @@ describe.each([
 });
 
 describe("with no OpenTelemetry SDK registered", () => {
+  it("a program that traces nothing never loads the OpenTelemetry API (a fresh process runs an agent)", () => {
+    const root = join(__dirname, "..", "..", "..", "..");
+    const output = execFileSync(
+      process.execPath,
+      [
+        "--require",
+        require.resolve("tsx/cjs"),
+        "-e",
+        `const core = require("./packages/core/src/index.ts");
+         class Helper extends core.Agent {}
+         new core.Runtime();
+         new Helper({ runtime: new core.Runtime({ provider: new core.ScriptedProvider(["ok"]) }) }).ask("hi").then((answer) => {
+           const loaded = Object.keys(require.cache).some((path) => path.includes("/@opentelemetry/api/"));
+           console.log(JSON.stringify({ answer, loaded }));
+         });`,
+      ],
+      { cwd: root, env: { ...process.env, TSX_TSCONFIG_PATH: join(root, "tsconfig.test.json") }, encoding: "utf8" },
+    );
+    expect(JSON.parse(output.trim().split("\n").at(-1)!)).toEqual({ answer: "ok", loaded: false });
+  }, 30_000);
+
   it("Rein finds no tracer and makes no spans", async () => {
     trace.disable();
     expect(activeTracer()).toBeUndefined();

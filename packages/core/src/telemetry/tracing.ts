@@ -1,16 +1,5 @@
-import {
-  context as otelContext,
-  ProxyTracerProvider,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  isSpanContextValid,
-  type Attributes,
-  type Context as OtelContext,
-  type Span,
-  type Tracer,
-  type TracerProvider,
-} from "@opentelemetry/api";
+import type * as OtelApi from "@opentelemetry/api";
+import type { Attributes, Context as OtelContext, Span, Tracer, TracerProvider } from "@opentelemetry/api";
 import { parseTraceparent } from "@rein/guard";
 import { describeError, errorMessage } from "../errors/describe-error";
 import type { CallScope } from "../scope/call-scope";
@@ -19,8 +8,8 @@ import type { CallScope } from "../scope/call-scope";
  * OpenTelemetry spans of Rein runs, following the GenAI semantic
  * conventions: `invoke_agent <Agent>`, `chat <model>`, `execute_tool <name>`.
  *
- * With no SDK registered nothing here allocates: {@link activeTracer} is
- * undefined and every call site skips its span. Spans nest by Rein's own
+ * With no SDK registered nothing here allocates and the API is not even
+ * loaded: {@link activeTracer} is undefined and every call site skips its span. Spans nest by Rein's own
  * call structure (the span travels on the call scope), so the tree matches
  * the session DAG even without an OpenTelemetry context manager; with one,
  * user code inside a method or tool runs with Rein's span active.
@@ -39,10 +28,32 @@ export const SPAN_EVENT = {
   reachRefusal: "rein.reach_refusal",
 } as const;
 
+/**
+ * Where every copy of the OpenTelemetry API (1.x) keeps what was registered
+ * globally; `trace` is set there once a tracer provider is registered.
+ */
+const GLOBAL_API_KEY = Symbol.for("opentelemetry.js.api.1");
+
+let loadedApi: typeof OtelApi | undefined;
 /** The delegate a proxy provider has while nobody registered a real one. */
-const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+let noopProvider: TracerProvider | undefined;
 let cachedProvider: TracerProvider | undefined;
 let cachedTracer: Tracer | undefined;
+
+/**
+ * The OpenTelemetry API, loaded the first time a tracer provider is found
+ * registered: a program that traces nothing never loads it (~12 ms of start-up).
+ */
+export function otel(): typeof OtelApi {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (loadedApi ??= require("@opentelemetry/api") as typeof OtelApi);
+}
+
+/** Whether some copy of the API has a tracer provider registered (read without loading the API). */
+function providerRegistered(): boolean {
+  const registered = (globalThis as { [GLOBAL_API_KEY]?: { trace?: unknown } })[GLOBAL_API_KEY];
+  return registered?.trace !== undefined;
+}
 
 /**
  * The tracer of the registered tracer provider, or undefined while none is
@@ -50,9 +61,12 @@ let cachedTracer: Tracer | undefined;
  * Agent entry starts, so an SDK registered later is picked up by the next run.
  */
 export function activeTracer(): Tracer | undefined {
+  if (!providerRegistered()) return undefined;
+  const { trace, ProxyTracerProvider } = otel();
+  noopProvider ??= new ProxyTracerProvider().getDelegate();
   const global = trace.getTracerProvider();
   const provider = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
-  if (provider === NOOP_PROVIDER) return undefined;
+  if (provider === noopProvider) return undefined;
   if (provider !== cachedProvider) {
     cachedProvider = provider;
     cachedTracer = provider.getTracer(TRACER_NAME);
@@ -75,6 +89,7 @@ export interface TraceScope {
  * `traceparent` a reach budget arrived with (`withReachBudget(…, { traceparent })`).
  */
 export function parentContext(scope: CallScope | undefined): OtelContext {
+  const { context: otelContext, trace } = otel();
   const active = otelContext.active();
   if (trace.getSpan(active) !== undefined) return active;
   const span = scope?.trace?.span;
@@ -96,7 +111,7 @@ export function startAgentSpan(
   agent: string,
   attributes: { readonly functionName?: string; readonly sessionId?: string; readonly nodeId?: string; readonly model?: string },
 ): Span {
-  const span = tracer.startSpan(`invoke_agent ${agent}`, { kind: SpanKind.INTERNAL }, parentContext(scope));
+  const span = tracer.startSpan(`invoke_agent ${agent}`, { kind: otel().SpanKind.INTERNAL }, parentContext(scope));
   if (span.isRecording()) {
     const values: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent };
     if (attributes.functionName !== undefined) values["rein.function.name"] = attributes.functionName;
@@ -113,6 +128,7 @@ export function startAgentSpan(
 
 /** Runs `fn` with `span` active in the OpenTelemetry context (user code inside it nests its own spans there). */
 export function withActiveSpan<R>(span: Span, fn: () => R): R {
+  const { context: otelContext, trace } = otel();
   return otelContext.with(trace.setSpan(otelContext.active(), span), fn);
 }
 
@@ -151,7 +167,7 @@ export function endSpanWith<R>(span: Span, fn: () => R): R {
 export function failSpan(span: Span, error: unknown): void {
   if (!span.isRecording()) return;
   const message = errorMessage(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: otel().SpanStatusCode.ERROR, message });
   span.setAttribute("error.type", errorType(error));
   if (error instanceof Error) span.recordException(error);
   else span.recordException({ name: "NonError", message: describeError(error) });
@@ -163,6 +179,8 @@ export function failSpan(span: Span, error: unknown): void {
  * made now continues this trace below that span; undefined with neither.
  */
 export function spanTraceparent(scope: CallScope | undefined): string | undefined {
+  if (scope?.trace === undefined && !providerRegistered()) return undefined;
+  const { context: otelContext, trace, isSpanContextValid } = otel();
   const span = trace.getSpan(otelContext.active()) ?? scope?.trace?.span;
   const spanContext = span?.spanContext();
   if (spanContext === undefined || !isSpanContextValid(spanContext)) return undefined;
