@@ -2,6 +2,7 @@
 import { benchGuardOverhead } from "./guard-overhead";
 import { benchLoopDetector } from "./loop-detector";
 import { benchReach } from "./reach";
+import { benchResumable } from "./resumable";
 import { benchScopedCall } from "./scoped-call";
 import { benchServer } from "./server";
 import { benchSessionWriter } from "./session-writer";
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   await benchScopedCall();
   await benchTurnOverhead();
   await benchReach();
+  await benchResumable();
   await benchServer();
   benchLoopDetector();
   benchSessionWriter();

@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import type { Frame } from "@rein/guard";
+import { ReachRun, type Frame } from "@rein/guard";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
@@ -180,11 +180,15 @@ function runBody(
 ): unknown {
   const sequence = new Sequence(run, run.runId);
   const events = owner?.eventsFor === undefined ? parent?.events : owner.eventsFor(parent?.events);
-  const entering = owner?.agentEntry !== undefined && parent?.agent !== owner;
+  // An Agent entry counts one level of logic depth and is checked against reach, as an ordinary method's is.
+  const entry = owner?.agentEntry;
+  const entering = entry !== undefined && parent?.agent !== owner;
+  const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
+  let reach = parent?.reach;
   const scope: CallScope = {
-    reach: parent?.reach,
-    agentDepth: (parent?.agentDepth ?? 0) + (entering ? 1 : 0),
-    agent: owner?.agentEntry !== undefined ? owner : parent?.agent,
+    reach,
+    agentDepth,
+    agent: entry !== undefined ? owner : parent?.agent,
     context,
     execution: parent?.execution,
     events,
@@ -210,6 +214,19 @@ function runBody(
   const limits = owner?.scopeLimits;
   let result: unknown;
   try {
+    if (entering) {
+      if (reach === undefined && entry.reachPolicy !== undefined) (scope as { reach?: ReachRun }).reach = reach = new ReachRun(entry.reachPolicy);
+      if (reach !== undefined) {
+        let refusal: unknown;
+        try {
+          reach.enter(agentDepth);
+        } catch (error) {
+          refusal = error;
+        }
+        if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
+        if (refusal !== undefined) throw refusal;
+      }
+    }
     result = runInFrame(method.frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, run, sequence, method.original, thisArg, args);
   } catch (error) {
     return endRun(run, sequence, renewal, undefined, error, true, scope);

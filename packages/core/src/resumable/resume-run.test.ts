@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
+import { ReachError, ReachPolicy } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { CancelledError, InterruptedError } from "../errors/core-errors";
@@ -10,6 +11,7 @@ import { SessionStore } from "../session/session-store";
 import { RunNotResumableError, StepValueError } from "./resumable-errors";
 import { resumeInterrupted, resumeRun } from "./resume-run";
 import { step } from "./step";
+import { currentReach } from "../runtime/reach";
 
 let directory: string;
 const opened: SessionStore[] = [];
@@ -162,4 +164,34 @@ test("methodOptions.resumable is checked: true, false or { helpers, codeChangePo
   expect(() => define({ leases: 1 })).toThrow("unknown field 'leases'");
   expect(() => define("yes")).toThrow("expected true, false or { helpers?, codeChangePolicy?, leaseMs? }");
   expect(() => define({ helpers: [() => 1], codeChangePolicy: "use_latest", leaseMs: 5000 })).not.toThrow();
+});
+
+test("a resumable method is an Agent entry: it counts one level of logic depth and reach refuses it past the limit", async () => {
+  const store = new InMemorySessionStore();
+  store.createSession("s");
+  const context = Context.forSession(store, "s");
+  const depths: number[] = [];
+  class Inner extends Agent {
+    static methodOptions = { go: { resumable: true } };
+    async go(): Promise<string> {
+      return step("inner", async () => "inner");
+    }
+  }
+  class Outer extends Agent {
+    static reach = new ReachPolicy({ maxLogicDepth: 1 });
+    static methodOptions = { go: { resumable: true } };
+    async go(): Promise<string> {
+      await step("depth", async () => void depths.push(currentReach()!.depth.used));
+      return new Inner({ context }).go();
+    }
+  }
+  const refused = await new Outer({ context }).go().catch((error: unknown) => error);
+  expect(depths).toEqual([1]);
+  expect(ReachError.isInstance(refused)).toBe(true);
+  // As an ordinary refused entry, the refused run is recorded, as an error (a resume with more budget can finish it).
+  expect(store.listRuns().map((run) => [run.name, run.state])).toEqual([
+    ["Outer.go", "error"],
+    ["Inner.go", "error"],
+  ]);
+  expect(store.readNodes("s").filter((node) => node.metadata["step"] === "inner")).toEqual([]);
 });
