@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { PostgresSessionStore } from "./postgres-session-store";
+import { Client } from "pg";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
 
 const ROOT = join(__dirname, "..", "..", "..");
@@ -74,6 +75,29 @@ test("a lease holds while its live holder renews it, and is free once it expired
   } finally {
     first.close();
     second.close();
+  }
+});
+
+test("a schema of version 1 gains the runs table when opened, its sessions kept", async () => {
+  const schema = freshSchemaName();
+  const first = open(schema);
+  first.createSession("kept");
+  first.close();
+  const admin = new Client({ connectionString: server!.connectionString });
+  await admin.connect();
+  try {
+    await admin.query(`DROP TABLE "${schema}".runs; DELETE FROM "${schema}".rein_schema WHERE version = 2`);
+  } finally {
+    await admin.end();
+  }
+  const reopened = open(schema);
+  try {
+    expect(reopened.hasSession("kept")).toBe(true);
+    expect(reopened.listRuns()).toEqual([]);
+    reopened.registerRun("r1", "kept", "A.run", 1000);
+    expect(reopened.getRun("r1")).toMatchObject({ state: "running", owned: true, sessionId: "kept" });
+  } finally {
+    reopened.close();
   }
 });
 
