@@ -195,3 +195,18 @@ test("a resumable method is an Agent entry: it counts one level of logic depth a
   ]);
   expect(store.readNodes("s").filter((node) => node.metadata["step"] === "inner")).toEqual([]);
 });
+
+test("a resumable method inherited from a base class is resumed by an agent of the subclass", async () => {
+  const store = new InMemorySessionStore();
+  store.createSession("s");
+  class Special extends Job {}
+  const special = new Special({ context: Context.forSession(store, "s") });
+  stop = () => new InterruptedError("restart");
+  await expect(special.run("sub")).rejects.toThrow("restart");
+  const record = store.listRuns()[0]!;
+  expect(record.name).toBe("Job.run");
+  ran.length = 0;
+  const report = await resumeInterrupted({ store });
+  expect(report.resumed).toEqual([expect.objectContaining({ runId: record.runId, status: "completed", result: "sub!?" })]);
+  expect(ran).toEqual(["second"]);
+});

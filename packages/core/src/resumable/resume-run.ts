@@ -112,9 +112,10 @@ function methodNameOf(record: RunRecord): [string, string] {
   return [record.name.slice(0, dot), record.name.slice(dot + 1)];
 }
 
+/** The run is one of the agent's resumable methods (defined by its class or inherited: the run names the defining class). */
 function owns(agent: ScopeOwner, record: RunRecord): boolean {
-  const [className, methodName] = methodNameOf(record);
-  return (agent as object).constructor.name === className && resumableMethodOf(agent, methodName) !== undefined;
+  const [, methodName] = methodNameOf(record);
+  return resumableMethodOf(agent, methodName)?.name === record.name;
 }
 
 function agentFor(store: SessionStoreLike, record: RunRecord): ScopeOwner | undefined {
