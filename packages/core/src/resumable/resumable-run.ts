@@ -4,6 +4,7 @@ import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
+import type { RunEvents } from "../runtime/run-events";
 import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
 import { checkSameWriter, enterFunctionScope, topLevelPredecessor, type ScopeOwner } from "../scope/enter-scope";
 import { isRunLeaseStore, type RunLeaseStore, type RunState } from "../session/run-leases";
@@ -201,6 +202,8 @@ function runBody(
     region: parent?.region,
     steps: parent?.steps,
   };
+  const listening = events?.listening === true ? events : undefined;
+  listening?.emit({ type: "node", phase: "start", nodeId: run.runId, role: "code", name: run.name });
   const leaseMs = leaseOf(method);
   const renewal = setInterval(() => {
     try {
@@ -229,15 +232,15 @@ function runBody(
     }
     result = runInFrame(method.frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, run, sequence, method.original, thisArg, args);
   } catch (error) {
-    return endRun(run, sequence, renewal, undefined, error, true, scope);
+    return endRun(run, sequence, renewal, undefined, error, true, scope, listening);
   }
   if (result instanceof Promise) {
     return result.then(
-      (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope),
-      (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope),
+      (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope, listening),
+      (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope, listening),
     );
   }
-  return endRun(run, sequence, renewal, result, undefined, false, scope);
+  return endRun(run, sequence, renewal, result, undefined, false, scope, listening);
 }
 
 function enterRun(run: RunContext, sequence: Sequence, original: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): unknown {
@@ -258,6 +261,7 @@ function endRun(
   error: unknown,
   failed: boolean,
   scope: CallScope,
+  events: RunEvents | undefined,
 ): unknown {
   clearInterval(renewal);
   activeRuns.delete(run.runId);
@@ -282,10 +286,12 @@ function endRun(
     }
     writer.flush();
     store.releaseRun(runId, "completed", null);
+    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "completed" });
     return value;
   }
   if (RunPausedError.isInstance(error)) {
     pauseNode(run, error);
+    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "paused" });
   } else {
     const state: RunState =
       InterruptedError.isInstance(error) || InterruptedError.isInstance(scope.signal?.reason)
@@ -296,6 +302,7 @@ function endRun(
     writer.update(runId, { metadata: { status: state, error: describeError(error) } });
     writer.flush();
     store.releaseRun(runId, state, JSON.stringify({ kind: state, message: describeError(error) }));
+    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: state });
   }
   throw error;
 }

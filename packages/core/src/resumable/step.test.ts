@@ -1,6 +1,8 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
+import { Runtime } from "../runtime/runtime";
+import type { RunEvent } from "../runtime/runtime-events";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionStore } from "../session/session-store";
 import type { SessionNode } from "../session/session-node";
@@ -226,4 +228,25 @@ test("a SQLite store keeps runs and their leases: claims, renewals, releases, de
   store.deleteSession("s");
   expect(store.listRuns()).toEqual([]);
   store.close();
+});
+
+test("the run and its steps report node start and end events to the agent's runtime listener", async () => {
+  const store = new InMemorySessionStore();
+  store.createSession("s");
+  const events: RunEvent[] = [];
+  class Listened extends Agent {
+    static methodOptions = { go: { resumable: true } };
+    async go(): Promise<number> {
+      return step("one", async () => 1);
+    }
+  }
+  const agent = new Listened({ context: Context.forSession(store, "s"), runtime: new Runtime({ onEvent: (event) => events.push(event) }) });
+  await agent.go();
+  const nodes = events.filter((event): event is Extract<RunEvent, { type: "node" }> => event.type === "node");
+  expect(nodes.map((event) => [event.phase, event.name, event.status])).toEqual([
+    ["start", "Listened.go", undefined],
+    ["start", "one", undefined],
+    ["end", "one", "completed"],
+    ["end", "Listened.go", "completed"],
+  ]);
 });

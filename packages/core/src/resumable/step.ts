@@ -2,6 +2,7 @@ import * as guard from "@rein/guard";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
+import type { RunEvents } from "../runtime/run-events";
 import { currentScope, newNodeId, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
@@ -206,31 +207,42 @@ function runStep<A extends unknown[], R>(
     agentDepth: parent?.agentDepth,
     agent: parent?.agent,
   };
+  const events = scope.events?.listening === true ? scope.events : undefined;
+  events?.emit({ type: "node", phase: "start", nodeId, role: "code", name });
   const here: StepPlace = { run, sequence: inner };
   let value: R;
   try {
     value = runInFrame({ key: `rein:${kind}:${name}`, name: `${kind} ${name}` }, enter, { data: scope }, here, fn, args);
   } catch (error) {
-    failStep(place, nodeId, error);
+    failStep(place, nodeId, error, events, name);
     throw error;
   }
   if (value instanceof Promise) {
     return value.then(
-      (result: unknown) => finishStep(place, inner, nodeId, label, result, true),
+      (result: unknown) => finishStep(place, inner, nodeId, label, result, true, events, name),
       (error: unknown) => {
-        failStep(place, nodeId, error);
+        failStep(place, nodeId, error, events, name);
         throw error;
       },
     ) as R;
   }
-  return finishStep(place, inner, nodeId, label, value, false);
+  return finishStep(place, inner, nodeId, label, value, false, events, name);
 }
 
 function enter<A extends unknown[], R>(here: StepPlace, fn: (...args: A) => R, args: A): R {
   return runStorage.run(here, fn, ...args);
 }
 
-function finishStep<R>(place: StepPlace, inner: Sequence, nodeId: string, label: string, value: R, isAsync: boolean): R {
+function finishStep<R>(
+  place: StepPlace,
+  inner: Sequence,
+  nodeId: string,
+  label: string,
+  value: R,
+  isAsync: boolean,
+  events: RunEvents | undefined,
+  name: string,
+): R {
   const { run } = place;
   try {
     const missing = inner.missingFinished();
@@ -252,13 +264,14 @@ function finishStep<R>(place: StepPlace, inner: Sequence, nodeId: string, label:
     // A finished step is saved before the run goes on: a crash after this line never runs it again.
     run.writer.flush();
   } catch (error) {
-    failStep(place, nodeId, error);
+    failStep(place, nodeId, error, events, name);
     throw error;
   }
+  events?.emit({ type: "node", phase: "end", nodeId, role: "code", name, status: "completed" });
   return value;
 }
 
-function failStep(place: StepPlace, nodeId: string, error: unknown): void {
+function failStep(place: StepPlace, nodeId: string, error: unknown, events: RunEvents | undefined, name: string): void {
   const status = RunPausedError.isInstance(error)
     ? "paused"
     : InterruptedError.isInstance(error)
@@ -267,4 +280,5 @@ function failStep(place: StepPlace, nodeId: string, error: unknown): void {
         ? "cancelled"
         : "error";
   place.run.writer.update(nodeId, { metadata: { status, error: describeError(error) } });
+  events?.emit({ type: "node", phase: "end", nodeId, role: "code", name, status });
 }
