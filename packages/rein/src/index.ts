@@ -123,6 +123,7 @@ export type {
   LeftAloneReason,
   CodeChangePolicy,
   ResumableOptions,
+  ExecutionOptions,
   RunPauseKind,
   AgentOptions,
   AgentClassDefaults,

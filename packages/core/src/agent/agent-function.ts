@@ -4,7 +4,7 @@ import { agentFunctionOptionsSchema } from "../options/agent-options-schema";
 import { Agent, type AgentOptions, type AskOptions } from "./agent";
 
 /** Options of the standalone {@link agent} function: agent settings, per-call settings, and optionally a provider. */
-export interface AgentFunctionOptions extends Omit<AgentOptions, "methodOptions">, Omit<AskOptions, keyof AgentOptions> {
+export interface AgentFunctionOptions extends Omit<AgentOptions, "methodOptions" | "execution">, Omit<AskOptions, keyof AgentOptions> {
   /** Shorthand for `runtime: new Runtime({ provider })`. */
   provider?: ModelProvider;
 }

@@ -12,6 +12,7 @@ import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, Tur
 import { TurnPause, type PausedRun, type RunResumption } from "../runtime/turn-pause";
 import type { ScopeOwner } from "../scope/enter-scope";
 import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions } from "../resumable/resume-run";
+import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-options";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
@@ -69,6 +70,13 @@ export interface AgentOptions {
    */
   fallback?: (task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown;
   /**
+   * Settings of the agent's resumable runs (`methodOptions.resumable`):
+   * `codeChangePolicy` applies to every resumable method of the agent that
+   * sets none itself; a resume can still override it.
+   * @default { codeChangePolicy: "keep_original" }
+   */
+  execution?: ExecutionOptions;
+  /**
    * Every `ask` of the agent answers in this format (see
    * {@link AskOptions.responseFormat}; a per-call one wins). Declare the
    * value's type as the class's type parameter: `class Extractor extends
@@ -111,7 +119,7 @@ export type InferOutput<S> = S extends { readonly "~standard": { readonly types?
  */
 export type AgentClassDefaults = Pick<
   AgentOptions,
-  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback"
+  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback" | "execution"
 >;
 
 /** A plain description of an agent, for {@link Agent.fromSpec}. */
@@ -334,6 +342,11 @@ export class Agent<Output = string> implements ScopeOwner {
    */
   resumeRun<T = unknown>(runId: string, options: ResumeRunOptions = {}): Promise<T> {
     return resumeRunOf(this, runId, options) as Promise<T>;
+  }
+
+  /** @internal the agent's `execution.codeChangePolicy` (option, else class default), read when a run resumes. */
+  get executionPolicy(): CodeChangePolicy | undefined {
+    return this.#setting<ExecutionOptions>("execution")?.codeChangePolicy;
   }
 
   #pauseRequested = false;

@@ -14,6 +14,7 @@ import {
   isObject,
   nonEmptyString,
   object,
+  oneOf,
   optionsSchema,
   positiveInteger,
   problemMessage,
@@ -41,6 +42,7 @@ const agentShape: Shape<AgentOptions> = {
   responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
   reach: rule("a ReachPolicy or its options", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
   fallback: func("a function (task, error) => value"),
+  execution: object({ codeChangePolicy: oneOf("keep_original", "use_latest") }, "{ codeChangePolicy? }"),
 };
 
 /** {@link AgentOptions}: the `Agent` constructor and `fromSpec` overrides. */
@@ -85,7 +87,7 @@ export const agentSpecSchema = optionsSchema<AgentSpec>("Agent spec", {
 
 /** {@link AgentFunctionOptions}: the standalone `agent()` function. */
 export const agentFunctionOptionsSchema = optionsSchema<AgentFunctionOptions>("agent()", {
-  ...(({ methodOptions: _omitted, ...rest }) => rest)(agentShape),
+  ...(({ methodOptions: _omitted, execution: _resumableOnly, ...rest }) => rest)(agentShape),
   ...askShape,
   provider,
 });
@@ -134,7 +136,7 @@ export function checkLoopDetection(owner: string, settings: LoopDetectionOptions
   }
 }
 
-const CLASS_DEFAULTS = ["model", "effort", "instructions", "context", "tools", "runtime", "loopDetection"] as const;
+const CLASS_DEFAULTS = ["model", "effort", "instructions", "context", "tools", "runtime", "loopDetection", "execution"] as const;
 const checkedClasses = new WeakSet<object>();
 
 /** Method options that shape the class's wrapper or schema, read once per class: an instance cannot change them. */

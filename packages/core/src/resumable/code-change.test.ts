@@ -257,3 +257,23 @@ test("A → B → C: a run that adopted B continues under keep_original only whe
   expect(await new JobB({ context }).resumeRun(runId)).toBe(100);
   expect(calls).toEqual(["four"]);
 });
+
+test("the agent's execution.codeChangePolicy (option or class default) applies where the method sets none; a resume overrides it", async () => {
+  const runId = await interrupted(JobA, "three");
+  await paused(new JobB({ context, execution: { codeChangePolicy: "keep_original" } }).resumeRun(runId));
+  expect(await new JobB({ context, execution: { codeChangePolicy: "use_latest" } }).resumeRun(runId)).toBe(100);
+
+  const LatestByDefault = class Job extends Agent {
+    static execution = { codeChangePolicy: "use_latest" as const };
+    static methodOptions = { run: { resumable: true } };
+    async run(n: number): Promise<number> {
+      const a = await step("one", one, n);
+      const b = await step("two", two, a);
+      return (await step("three", three, b)) + 1000;
+    }
+  };
+  const again = await interrupted(JobA, "three");
+  await paused(new LatestByDefault({ context }).resumeRun(again, { codeChangePolicy: "keep_original" }));
+  expect(await new LatestByDefault({ context }).resumeRun(again)).toBe(1001);
+  expect(() => new JobA({ context, execution: { codeChangePolicy: "newest" } as never })).toThrow(/execution\.codeChangePolicy/);
+});

@@ -23,6 +23,18 @@ export type CodeChangePolicy = "keep_original" | "use_latest";
 export const codeChangePolicy = Object.freeze({ keepOriginal: "keep_original", useLatest: "use_latest" } as const);
 
 /**
+ * The `execution` option of an Agent (or its `static execution` class default).
+ * @example
+ * ```ts
+ * new Pipeline({ context, execution: { codeChangePolicy: "use_latest" } });
+ * ```
+ */
+export interface ExecutionOptions {
+  /** The policy of the agent's resumable methods that set none themselves. @default "keep_original" */
+  codeChangePolicy?: CodeChangePolicy;
+}
+
+/**
  * `methodOptions.resumable` as an object (`true` is `{}`).
  * @example
  * ```ts
@@ -32,7 +44,7 @@ export const codeChangePolicy = Object.freeze({ keepOriginal: "keep_original", u
 export interface ResumableOptions {
   /** Functions outside the method whose code the steps depend on: part of the run's code fingerprint. @default [] */
   helpers?: readonly ((...args: never[]) => unknown)[];
-  /** How a resume treats changed code (a resume can override it). @default "keep_original" */
+  /** How a resume treats changed code (a resume can override it). @default the agent's `execution.codeChangePolicy`, else "keep_original" */
   codeChangePolicy?: CodeChangePolicy;
   /** How long a worker's lease on a running run lasts without renewal, in ms (renewed every third of it). @default 30000 */
   leaseMs?: number;

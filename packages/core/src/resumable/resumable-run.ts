@@ -165,9 +165,9 @@ function leaseOf(method: ResumableMethod): number {
   return method.options.leaseMs ?? DEFAULT_LEASE_MS;
 }
 
-/** The policy of a method, unless a resume overrides it. @internal */
-export function policyOf(method: ResumableMethod, override: CodeChangePolicy | undefined): CodeChangePolicy {
-  return override ?? method.options.codeChangePolicy ?? "keep_original";
+/** The policy of a resume: its override, else the method's, else the agent's `execution`, else keep_original. @internal */
+export function policyOf(method: ResumableMethod, override: CodeChangePolicy | undefined, owner: object): CodeChangePolicy {
+  return override ?? method.options.codeChangePolicy ?? (owner as { executionPolicy?: CodeChangePolicy }).executionPolicy ?? "keep_original";
 }
 
 function runBody(

@@ -153,7 +153,7 @@ function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStor
     store.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason);
     throw error;
   }
-  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override));
+  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override, agent));
 }
 
 function checkResumeArguments(runId: unknown, options: unknown): void {
