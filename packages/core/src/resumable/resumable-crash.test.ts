@@ -183,3 +183,25 @@ test("an external step killed before its result was saved is never continued aut
   expect(JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7))).toBe("sent: paid 700 for order-7");
   expect(calls(callsFile)).toEqual(["pay", "notify"]);
 }, 60_000);
+
+test("3 processes resume the interrupted runs of one SQLite file at once: each run is resumed exactly once", async () => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  const RUNS = 20;
+  writeFileSync(callsFile, "");
+  const starter = startChild("many", db, callsFile, String(RUNS));
+  await starter.waitFor(/^ready$/);
+  starter.child.kill("SIGKILL");
+  await starter.exited;
+  expect(calls(callsFile).filter((name) => name === "score")).toHaveLength(RUNS);
+
+  writeFileSync(callsFile, "");
+  const reports = (await Promise.all([0, 1, 2].map(() => runToEnd("resume", db, callsFile)))).map(report);
+  const resumed = reports.flatMap((one) => one.resumed);
+  expect(resumed).toHaveLength(RUNS);
+  expect(new Set(resumed.map((run) => run.runId)).size).toBe(RUNS);
+  expect(resumed.every((run) => run.status === "completed")).toBe(true);
+  // Each run's interrupted step ran once in all, and its finished steps in none.
+  expect(calls(callsFile).sort()).toEqual([...Array(RUNS).fill("format"), ...Array(RUNS).fill("score")]);
+  expect(reports.flatMap((one) => one.leftAlone).every((run) => run.reason === "running-elsewhere")).toBe(true);
+}, 120_000);

@@ -22,9 +22,12 @@ function words(page: string): string[] {
   return page.replace(/<[^>]+>/g, " ").trim().split(/\s+/);
 }
 
+let blocked = 0;
 async function score(list: string[]): Promise<number> {
   called("score");
   if (stopAt === "inside") await forever("inside score");
+  if (mode === "many" && ++blocked === Number(stopAt)) await forever("ready");
+  if (mode === "many") await new Promise<never>(() => setInterval(() => undefined, 60_000));
   return list.join("").length;
 }
 
@@ -77,6 +80,9 @@ async function main(): Promise<void> {
     const running = mode === "start" ? pipeline.process("https://example.test/a b") : mode === "fan" ? pipeline.fan(1) : pipeline.charge("order-7");
     console.log(`run ${store.listRuns().at(-1)!.runId}`);
     console.log(`result ${JSON.stringify(await running)}`);
+  } else if (mode === "many") {
+    for (let index = 0; index < Number(stopAt); index++) void pipeline.process(`https://example.test/${index}`);
+    await new Promise<never>(() => setInterval(() => undefined, 60_000));
   } else if (mode === "resume-run") {
     console.log(`result ${JSON.stringify(await resumeRun(stopAt))}`);
   } else {
