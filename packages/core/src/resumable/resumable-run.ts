@@ -15,7 +15,7 @@ import { changedParts, codeFingerprint, type CodeFingerprint } from "./code-fing
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
 import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
-import { activeRuns, RunContext, runStorage, Sequence, type SavedRun } from "./run-context";
+import { activeRuns, placeFrame, RunContext, Sequence, type SavedRun } from "./run-context";
 
 const runInFrame = guard.runInFrame;
 
@@ -230,7 +230,8 @@ function runBody(
         if (refusal !== undefined) throw refusal;
       }
     }
-    result = runInFrame(method.frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, run, sequence, method.original, thisArg, args);
+    const frame = placeFrame(method.frame, { run, sequence });
+    result = runInFrame(frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, method.original, thisArg, args);
   } catch (error) {
     return endRun(run, sequence, renewal, undefined, error, true, scope, listening);
   }
@@ -243,8 +244,8 @@ function runBody(
   return endRun(run, sequence, renewal, result, undefined, false, scope, listening);
 }
 
-function enterRun(run: RunContext, sequence: Sequence, original: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): unknown {
-  return runStorage.run({ run, sequence }, () => Reflect.apply(original, thisArg, args));
+function enterRun(original: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): unknown {
+  return Reflect.apply(original, thisArg, args);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { currentChain, type Frame } from "@rein/guard";
 import type { SessionNode } from "../session/session-node";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { RunLeaseStore } from "../session/run-leases";
@@ -166,8 +166,30 @@ export interface StepPlace {
   readonly sequence: Sequence;
 }
 
-/** The run and sequence of the running code, when it runs inside a resumable run. @internal */
-export const runStorage = new AsyncLocalStorage<StepPlace>();
+/**
+ * The place of each running run and step, by its guard frame (one frame
+ * object per run attempt and per step call). Kept on the frames rather than
+ * in an AsyncLocalStorage of its own: a second enabled AsyncLocalStorage
+ * would make every promise of the process slower, resumable or not.
+ */
+const places = new WeakMap<Frame, StepPlace>();
+
+/** A guard frame for a run or step at `place` (same key as `frame`: the guards count it as that function). @internal */
+export function placeFrame(frame: Frame, place: StepPlace): Frame {
+  const own: Frame = { key: frame.key, name: frame.name, ...(frame.kind === undefined ? {} : { kind: frame.kind }), ...(frame.zone === undefined ? {} : { zone: frame.zone }) };
+  places.set(own, place);
+  return own;
+}
+
+/** The run and sequence of the running code: the innermost run or step frame on the call chain, if any. @internal */
+export function currentPlace(): StepPlace | undefined {
+  const chain = currentChain();
+  for (let index = chain.length - 1; index >= 0; index--) {
+    const place = places.get(chain[index]!);
+    if (place !== undefined) return place;
+  }
+  return undefined;
+}
 
 /** The runs of this process that are running now, by run id. @internal */
 export const activeRuns = new Map<string, RunContext>();

@@ -6,7 +6,7 @@ import type { RunEvents } from "../runtime/run-events";
 import { currentScope, newNodeId, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
-import { runStorage, Sequence, stepLabel, type StepPlace } from "./run-context";
+import { currentPlace, placeFrame, Sequence, stepLabel, type StepPlace } from "./run-context";
 
 const runInFrame = guard.runInFrame;
 
@@ -52,7 +52,7 @@ export interface StepOptions {
  * ```
  */
 export function step<A extends unknown[], R>(name: string | StepOptions, fn: (...args: A) => R, ...args: A): R {
-  const place = runStorage.getStore();
+  const place = currentPlace();
   const options = stepOptions("step", name, fn);
   if (place === undefined) return fn(...args);
   return runStep(place, options.name, options.external === true, "step", fn, args);
@@ -73,7 +73,7 @@ export function step<A extends unknown[], R>(name: string | StepOptions, fn: (..
  * ```
  */
 export function workflow<A extends unknown[], R>(name: string, fn: (...args: A) => R, ...args: A): R {
-  const place = runStorage.getStore();
+  const place = currentPlace();
   stepOptions("workflow", name, fn);
   if (place === undefined) return fn(...args);
   return runStep(place, name, false, "workflow", fn, args);
@@ -212,7 +212,7 @@ function runStep<A extends unknown[], R>(
   const here: StepPlace = { run, sequence: inner };
   let value: R;
   try {
-    value = runInFrame({ key: `rein:${kind}:${name}`, name: `${kind} ${name}` }, enter, { data: scope }, here, fn, args);
+    value = runInFrame(placeFrame({ key: `rein:${kind}:${name}`, name: `${kind} ${name}` }, here), enter, { data: scope }, fn, args);
   } catch (error) {
     failStep(place, nodeId, error, events, name);
     throw error;
@@ -229,8 +229,8 @@ function runStep<A extends unknown[], R>(
   return finishStep(place, inner, nodeId, label, value, false, events, name);
 }
 
-function enter<A extends unknown[], R>(here: StepPlace, fn: (...args: A) => R, args: A): R {
-  return runStorage.run(here, fn, ...args);
+function enter<A extends unknown[], R>(fn: (...args: A) => R, args: A): R {
+  return fn(...args);
 }
 
 function finishStep<R>(
