@@ -225,7 +225,16 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
   }
 
   async function currentVersion(c: Client): Promise<number> {
-    const [found] = (await query(c, "SELECT to_regclass($1) IS NOT NULL", [`${S}.rein_schema`])).rows;
+    // Read from pg_class with the statement's snapshot, not through to_regclass: its lookup takes no lock, so
+    // a process that looked before another one's migration committed (and then waited for the migration lock)
+    // kept its cached "no such table" and took the fresh tables for a foreign schema.
+    const [found] = (
+      await query(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace WHERE n.nspname = $1 AND r.relname = 'rein_schema')",
+        [data.schemaName],
+      )
+    ).rows;
     if (found![0] !== true) return 0;
     const [version] = (await query(c, `SELECT coalesce(max(version), 0) FROM ${S}.rein_schema`)).rows;
     return Number(version![0]);
