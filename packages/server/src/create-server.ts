@@ -10,11 +10,15 @@ import {
   decodePolicyHeader,
   withReachBudget,
   withRunListener,
+  RunNotResumableError,
+  RunPausedError,
   type ReachBudget,
+  type RunState,
   type RunEvent,
   type SessionStoreLike,
 } from "rein";
 import { checkEntries, instantiate, type Entries } from "./entries";
+import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
 import { STATUS_OF, errorBody, type ErrorType } from "./http-error";
 import { registerState, type ServerState } from "./server-state";
 
@@ -84,6 +88,7 @@ class RequestError extends Error {
 
 const RUN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const RUN_STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error", "completed"];
 
 /**
  * A Hono app running the listed `entries` over HTTP: `POST /v1/agent/run`
@@ -108,7 +113,7 @@ export function createServer(options: CreateServerOptions): Hono {
   const policy = options.reach ?? new ReachPolicy();
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const state: ServerState = { runs: new Map(), store, ownsStore, closing: false };
+  const state: ServerState = { runs: new Map(), store, ownsStore, closing: false, entries, reach: policy };
   const app = new Hono();
   registerState(app, state);
 
@@ -239,6 +244,57 @@ export function createServer(options: CreateServerOptions): Hono {
     return format === "json" ? c.body(graph, 200, { "content-type": "application/json" }) : c.text(graph);
   });
 
+  app.get("/v1/runs", (c) => {
+    const asked = c.req.query("state");
+    const states = asked === undefined || asked === "" ? undefined : asked.split(",");
+    const unknown = states?.find((item) => !RUN_STATES.includes(item as RunState));
+    if (unknown !== undefined) return fail(c, "invalid_body", `state must be a comma-separated list of ${RUN_STATES.join(", ")}; '${unknown.slice(0, 50)}' is not one`);
+    return c.json(JSON.parse(safeJson({ runs: runsOf(store)?.listRuns(states as RunState[] | undefined) ?? [] })) as object);
+  });
+
+  app.post("/v1/runs/:id/resume", async (c) => {
+    if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
+    const id = c.req.param("id");
+    const body = await readJsonObject(c.req.raw, c.req.header("content-length"), maxBodyBytes, '{ codeChangePolicy?: "keep_original" | "use_latest" }', {});
+    for (const key of Object.keys(body)) {
+      if (key !== "codeChangePolicy") return fail(c, "invalid_body", `body.${key.slice(0, 50)} is not a known field (codeChangePolicy)`);
+    }
+    const policyName = body["codeChangePolicy"];
+    if (policyName !== undefined && policyName !== "keep_original" && policyName !== "use_latest") {
+      return fail(c, "invalid_body", 'body.codeChangePolicy must be "keep_original" or "use_latest"');
+    }
+    const record = RUN_ID.test(id) ? runsOf(store)?.getRun(id) : undefined;
+    if (record === undefined) return fail(c, "not_found", `no resumable run '${id.slice(0, 200)}' in this server's store (GET /v1/runs lists them)`);
+    const entry = entryClassFor(entries, record.name);
+    if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${record.name}, which no listed class entry of this server serves`);
+    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
+    if (budget.depth === 0) return fail(c, "reach_exceeded", "reach exceeded: X-Agent-Policy has depth 0 left; resuming the run would use one level");
+    const traceparent = c.req.header("traceparent");
+    const requestId = randomUUID();
+    const controller = new AbortController();
+    state.runs.set(requestId, controller);
+    c.header("X-Run-Id", requestId);
+    const base = { runId: id, sessionId: record.sessionId, budget };
+    try {
+      const agent = agentForRun(entry, store, record, policy);
+      const resume = () => agent.resumeRun(id, policyName === undefined ? {} : { codeChangePolicy: policyName });
+      const result = await withRunListener(
+        () => undefined,
+        () => withReachBudget(budget, resume, { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
+        { signal: controller.signal },
+      );
+      return c.json(JSON.parse(safeJson({ ...base, result: result ?? null, status: "completed", ...headOf(store, record.sessionId) })) as object);
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error));
+      if (RunNotResumableError.isInstance(err)) return fail(c, "run_conflict", err.message);
+      const status = RunPausedError.isInstance(err) ? "paused" : controller.signal.aborted ? "cancelled" : "error";
+      const type = status === "paused" ? "run_paused" : ReachError.isInstance(err) ? "reach_exceeded" : "run_error";
+      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message: err.message } })) as object);
+    } finally {
+      state.runs.delete(requestId);
+    }
+  });
+
   app.post("/v1/runs/:id/cancel", (c) => {
     const id = c.req.param("id");
     const controller = state.runs.get(id);
@@ -288,7 +344,8 @@ function receivedBudget(header: string | undefined, mint: boolean, policy: Reach
   }
 }
 
-async function readBody(request: Request, contentLength: string | undefined, limit: number): Promise<RunBody> {
+/** Reads a JSON object body (UTF-8, at most `limit` bytes); an empty body reads as `{}` when `emptyIs` is given. */
+async function readJsonObject(request: Request, contentLength: string | undefined, limit: number, shape: string, emptyIs?: object): Promise<Record<string, unknown>> {
   if (contentLength !== undefined && Number(contentLength) > limit) throw new RequestError("body_too_large", `body is larger than ${limit} bytes`);
   let text: string;
   try {
@@ -299,14 +356,19 @@ async function readBody(request: Request, contentLength: string | undefined, lim
     if (error instanceof RequestError) throw error;
     throw new RequestError("invalid_body", "body must be UTF-8 JSON");
   }
+  if (emptyIs !== undefined && text.trim() === "") return { ...emptyIs };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new RequestError("invalid_body", "body must be JSON: { entry, args? | task?, sessionId? }");
+    throw new RequestError("invalid_body", `body must be JSON: ${shape}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new RequestError("invalid_body", "body must be a JSON object: { entry, args? | task?, sessionId? }");
-  const body = parsed as Record<string, unknown>;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new RequestError("invalid_body", `body must be a JSON object: ${shape}`);
+  return parsed as Record<string, unknown>;
+}
+
+async function readBody(request: Request, contentLength: string | undefined, limit: number): Promise<RunBody> {
+  const body = await readJsonObject(request, contentLength, limit, "{ entry, args? | task?, sessionId? }");
   for (const key of Object.keys(body)) {
     if (key !== "entry" && key !== "args" && key !== "task" && key !== "sessionId") throw new RequestError("invalid_body", `body.${key.slice(0, 50)} is not a known field (entry, args, task, sessionId)`);
   }

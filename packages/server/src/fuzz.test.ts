@@ -75,3 +75,30 @@ describe("fuzz", () => {
     for (const status of [200, 400, 403, 404, 413]) expect(seen.get(status) ?? 0).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe("fuzz: the runs routes", () => {
+  it("2,000 random run ids, resume bodies, headers and state filters: only 200 or a typed 4xx, never a 5xx", async () => {
+    const runId = fc.oneof(fc.constantFrom("no-such-run-id", "x", "__proto__", "%ZZ", "a".repeat(200)), fc.string({ maxLength: 40 }).map(encodeURIComponent));
+    const resumeBody = fc.oneof(
+      fc.constant(""),
+      fc.string({ maxLength: 100 }),
+      fc.json({ maxDepth: 2 }),
+      fc.record({ codeChangePolicy: fc.oneof(fc.constantFrom("keep_original", "use_latest", ""), fc.jsonValue({ maxDepth: 1 })) }).map((value) => JSON.stringify(value)),
+      fc.string({ minLength: 2049, maxLength: 2100 }),
+    );
+    const state = fc.oneof(fc.constant(undefined), fc.constantFrom("running", "error,paused", "", ",", "bogus"), fc.string({ maxLength: 30 }));
+    await fc.assert(
+      fc.asyncProperty(runId, resumeBody, header, state, async (id, payload, policy, filter) => {
+        const headers: Record<string, string> = { "content-type": "application/json" };
+        if (policy !== undefined) headers["X-Agent-Policy"] = policy;
+        const resumed = await app.request(`/v1/runs/${id}/resume`, { method: "POST", headers, body: payload });
+        const listed = await app.request(filter === undefined ? "/v1/runs" : `/v1/runs?state=${encodeURIComponent(filter)}`);
+        for (const response of [resumed, listed]) {
+          expect(response.status === 200 || (response.status >= 400 && response.status < 500)).toBe(true);
+          if (response.status !== 200) expect(((await response.json()) as { error: { type: string } }).error.type).toEqual(expect.any(String));
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  }, 60_000);
+});

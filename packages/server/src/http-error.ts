@@ -12,8 +12,8 @@ export interface ErrorBody {
 /**
  * The `type` of an {@link ErrorBody}; each maps to one status code
  * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400; `reach_exceeded`
- * 403; `not_found` 404; `body_too_large` 413; `provider_error` 502;
- * `shutting_down` 503).
+ * 403; `not_found` 404; `run_conflict` 409; `body_too_large` 413;
+ * `provider_error` 502; `shutting_down` 503).
  * @example
  * ```ts
  * if (body.error.type === "reach_exceeded") return fallback();
@@ -26,18 +26,20 @@ export type ErrorType =
   | "missing_policy"
   | "reach_exceeded"
   | "not_found"
+  | "run_conflict"
   | "body_too_large"
   | "provider_error"
   | "shutting_down";
 
 /** @internal the status of each error type. */
-export const STATUS_OF: Readonly<Record<ErrorType, 400 | 403 | 404 | 413 | 502 | 503>> = {
+export const STATUS_OF: Readonly<Record<ErrorType, 400 | 403 | 404 | 409 | 413 | 502 | 503>> = {
   invalid_body: 400,
   invalid_policy: 400,
   invalid_run_id: 400,
   missing_policy: 400,
   reach_exceeded: 403,
   not_found: 404,
+  run_conflict: 409,
   body_too_large: 413,
   provider_error: 502,
   shutting_down: 503,

@@ -2,7 +2,9 @@ import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve as nodeServe } from "@hono/node-server";
 import type { Hono } from "hono";
-import { InterruptedError } from "rein";
+import { InterruptedError, withRunListener, type ResumeInterruptedReport } from "rein";
+import { resumeOnStart } from "./resume-runs";
+import type { ServerState } from "./server-state";
 import { createServer, type CreateServerOptions } from "./create-server";
 import { stateOf } from "./server-state";
 
@@ -17,6 +19,13 @@ export interface ListenOptions {
   readonly hostname?: string;
   /** How long `close()` lets runs in flight finish before cancelling them. @default 10_000 */
   readonly graceMs?: number;
+  /**
+   * Once listening, continue the resumable runs of the store that a restart
+   * or crash interrupted less than 2 hours ago (those of a listed class
+   * entry); see {@link RunningServer.resumed}.
+   * @default true
+   */
+  readonly resumeInterrupted?: boolean;
 }
 
 /**
@@ -45,6 +54,13 @@ export interface RunningServer {
   readonly hostname: string;
   /** `http://hostname:port` */
   readonly url: string;
+  /**
+   * The runs continued when the server started (they run while it serves;
+   * `close()` cancels those still going after the grace period) and those
+   * left for `POST /v1/runs/:id/resume`, with the reason. Never rejects:
+   * when the store could not be read, `error` says why.
+   */
+  readonly resumed: Promise<ResumeInterruptedReport & { readonly error?: Error }>;
   /**
    * Stops accepting connections (new runs get 503), waits up to `graceMs`
    * for runs in flight, cancels the rest, marks the store's running nodes
@@ -75,6 +91,7 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
         port: info.port,
         hostname,
         url: `http://${hostname}:${info.port}`,
+        resumed: state === undefined || options.resumeInterrupted === false ? Promise.resolve({ resumed: [], leftAlone: [] }) : resumeWhileServing(state),
         close: () =>
           (closing ??= (async () => {
             if (state !== undefined) state.closing = true;
@@ -101,4 +118,16 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
     });
     server.once("error", reject);
   });
+}
+
+/** Continues interrupted runs as one more run in flight: shutdown waits for it, then cancels it. */
+function resumeWhileServing(state: ServerState): Promise<ResumeInterruptedReport & { readonly error?: Error }> {
+  const controller = new AbortController();
+  const key = "resume-on-start";
+  state.runs.set(key, controller);
+  return withRunListener(() => undefined, () => resumeOnStart(state.entries, state.store, state.reach), { signal: controller.signal })
+    .catch((error: unknown) => ({ resumed: [], leftAlone: [], error: error instanceof Error ? error : new Error(String(error)) }))
+    .finally(() => {
+      state.runs.delete(key);
+    });
 }

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
-import type { SessionStoreLike } from "rein";
+import type { ReachPolicy, SessionStoreLike } from "rein";
+import type { Entries } from "./entries";
 
 /** @internal what `serve` needs of an app made by `createServer`. */
 export interface ServerState {
@@ -7,6 +8,9 @@ export interface ServerState {
   readonly store: SessionStoreLike;
   readonly ownsStore: boolean;
   closing: boolean;
+  /** For resuming interrupted runs when the server starts. */
+  readonly entries: Entries;
+  readonly reach: ReachPolicy;
 }
 
 const states = new WeakMap<Hono, ServerState>();

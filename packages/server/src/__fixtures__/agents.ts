@@ -1,4 +1,4 @@
-import { Agent, ProviderError, Runtime, ScriptedProvider, currentSignal, type ModelRequest } from "rein";
+import { Agent, ProviderError, Runtime, ScriptedProvider, currentSignal, step, type ModelRequest } from "rein";
 import type { Entries, EntryInit } from "../entries";
 
 /** The first `task-…` marker a request carries: a scripted model that answers about what it was asked. */
@@ -87,3 +87,29 @@ export const entries = {
   fail: [Thrower, "fail"],
   nest: [Nester, "outer"],
 } satisfies Entries;
+
+/** What {@link Pipeline}'s steps did, in order (reset by tests). */
+export const pipelineCalls: string[] = [];
+/** Set to make the pipeline's second step throw once. */
+export const pipelineFaults = { failSecondOnce: false };
+
+/** A resumable entry: two recorded steps. */
+export class Pipeline extends Agent {
+  static methodOptions = { process: { resumable: true } };
+  async process(text: string): Promise<string> {
+    const upper = await step("upper", async (value: string) => (pipelineCalls.push("upper"), value.toUpperCase()), text);
+    return step("exclaim", async (value: string) => {
+      pipelineCalls.push("exclaim");
+      // A worker that dies mid-step (resume-runs.test.ts kills the process while this waits).
+      if (process.env["PIPELINE_HANG"] === "1") await new Promise<never>(() => undefined);
+      if (pipelineFaults.failSecondOnce) {
+        pipelineFaults.failSecondOnce = false;
+        throw new Error("the second step failed once");
+      }
+      return `${value}!`;
+    }, upper);
+  }
+}
+
+/** The entries of the resumable-run tests: the pipeline beside a plain one. */
+export const resumableEntries = { pipeline: [Pipeline, "process"], research: [Researcher, "research"] } satisfies Entries;

@@ -1,0 +1,142 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { encodePolicyHeader, SessionStore, type RunRecord } from "rein";
+import { createServer } from "./create-server";
+import { pipelineCalls, pipelineFaults, resumableEntries } from "./__fixtures__/agents";
+
+const ROOT = resolve(__dirname, "..", "..", "..");
+let directory: string;
+let store: SessionStore;
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), "rein-server-resume-"));
+  store = new SessionStore({ path: join(directory, "runs.db"), shutdownFlush: false });
+  pipelineCalls.length = 0;
+  pipelineFaults.failSecondOnce = false;
+});
+afterEach(() => {
+  store.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const json = { "content-type": "application/json" };
+const policy = { "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) };
+
+describe("resumable runs over HTTP", () => {
+  it("GET /v1/runs lists a failed run; POST /v1/runs/:id/resume finishes it on its node without re-running finished steps", async () => {
+    const app = createServer({ entries: resumableEntries, store });
+    pipelineFaults.failSecondOnce = true;
+    const failed = await app.request("/v1/agent/run", { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ entry: "pipeline", args: ["hi"], sessionId: "jobs" }) });
+    expect(await failed.json()).toMatchObject({ status: "error", error: { message: "the second step failed once" } });
+    expect(pipelineCalls).toEqual(["upper", "exclaim"]);
+
+    const listed = (await (await app.request("/v1/runs?state=error")).json()) as { runs: RunRecord[] };
+    expect(listed.runs).toEqual([expect.objectContaining({ name: "Pipeline.process", state: "error", sessionId: "jobs" })]);
+    const runId = listed.runs[0]!.runId;
+
+    const resumed = await app.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: policy });
+    expect(resumed.status).toBe(200);
+    expect(await resumed.json()).toMatchObject({ runId, status: "completed", result: "HI!", sessionId: "jobs", budget: { depth: 3 } });
+    // The finished step returned its saved result; only the failed one ran again.
+    expect(pipelineCalls).toEqual(["upper", "exclaim", "exclaim"]);
+    expect(store.getRun(runId)).toMatchObject({ state: "completed" });
+    expect(store.readNodes("jobs").filter((node) => node.name === "Pipeline.process")).toHaveLength(1);
+
+    // A completed run cannot be resumed again: 409 naming why.
+    const again = await app.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ codeChangePolicy: "use_latest" }) });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ error: { type: "run_conflict" } });
+  });
+
+  it("bad requests are typed 4xx: unknown run, unknown field, bad policy name, unknown state, missing X-Agent-Policy", async () => {
+    const app = createServer({ entries: resumableEntries, store });
+    pipelineFaults.failSecondOnce = true;
+    await app.request("/v1/agent/run", { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ entry: "pipeline", args: ["x"], sessionId: "jobs" }) });
+    const runId = store.listRuns()[0]!.runId;
+    const cases: [string, RequestInit, number, string][] = [
+      ["/v1/runs/no-such-run-id/resume", { method: "POST", headers: policy }, 404, "not_found"],
+      [`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ force: true }) }, 400, "invalid_body"],
+      [`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ codeChangePolicy: "newest" }) }, 400, "invalid_body"],
+      [`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...json, ...policy }, body: "{not json" }, 400, "invalid_body"],
+      [`/v1/runs/${runId}/resume`, { method: "POST" }, 400, "missing_policy"],
+      ["/v1/runs?state=running,bogus", { method: "GET" }, 400, "invalid_body"],
+    ];
+    for (const [path, init, status, type] of cases) {
+      const response = await app.request(path, init);
+      expect([path, response.status]).toEqual([path, status]);
+      expect(await response.json()).toMatchObject({ error: { type } });
+    }
+    // Nothing above touched the run.
+    expect(store.getRun(runId)).toMatchObject({ state: "error" });
+  });
+
+  it("a run whose class no listed entry serves is a 404 naming the class", async () => {
+    pipelineFaults.failSecondOnce = true;
+    await createServer({ entries: resumableEntries, store }).request("/v1/agent/run", {
+      method: "POST",
+      headers: { ...json, ...policy },
+      body: JSON.stringify({ entry: "pipeline", args: ["x"], sessionId: "jobs" }),
+    });
+    const runId = store.listRuns()[0]!.runId;
+    const other = createServer({ entries: { research: resumableEntries.research }, store });
+    const response = await other.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: policy });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { type: "not_found", message: expect.stringContaining("Pipeline.process") } });
+  });
+});
+
+function startServer(storePath: string, env: NodeJS.ProcessEnv): { child: ChildProcess; url: Promise<string>; lines: string[]; exited: Promise<number | null> } {
+  // One process (no tsx wrapper), so SIGKILL kills the server itself.
+  const child = spawn(process.execPath, ["--require", require.resolve("tsx/cjs"), join(__dirname, "__fixtures__", "resume-server.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), STORE: storePath, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines: string[] = [];
+  let buffered = "";
+  let listening: (url: string) => void = () => undefined;
+  const url = new Promise<string>((resolveUrl) => (listening = resolveUrl));
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      if (line.startsWith("listening ")) listening(line.slice("listening ".length));
+    }
+  });
+  const exited = new Promise<number | null>((done) => child.once("close", (code) => done(code)));
+  return { child, url, lines, exited };
+}
+
+test("a server started after its predecessor was killed mid-run continues the run on start: finished steps are not run again", async () => {
+  const storePath = join(directory, "shared.db");
+  const first = startServer(storePath, { PIPELINE_HANG: "1" });
+  const base = await first.url;
+  void fetch(`${base}/v1/agent/run`, { method: "POST", headers: json, body: JSON.stringify({ entry: "pipeline", args: ["hi"], sessionId: "jobs" }) }).catch(() => undefined);
+  // Wait until the run is inside its second step (the first one is saved).
+  const observer = new SessionStore({ path: storePath, shutdownFlush: false });
+  try {
+    for (let i = 0; i < 200; i++) {
+      const steps = observer.hasSession("jobs") ? observer.readNodes("jobs").filter((node) => node.metadata["step"] !== undefined) : [];
+      if (steps.some((node) => node.metadata["step"] === "exclaim")) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  } finally {
+    observer.close();
+  }
+  first.child.kill("SIGKILL");
+  await first.exited;
+
+  const second = startServer(storePath, {});
+  await second.url;
+  for (let i = 0; i < 400 && second.lines.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+  second.child.kill("SIGTERM");
+  await second.exited;
+  const { report, calls } = JSON.parse(second.lines[1]!) as { report: { resumed: { status: string; result: unknown; name: string }[]; leftAlone: unknown[] }; calls: string[] };
+  expect(report.resumed).toEqual([expect.objectContaining({ name: "Pipeline.process", status: "completed", result: "HI!" })]);
+  expect(report.leftAlone).toEqual([]);
+  // In the new process only the unfinished step ran.
+  expect(calls).toEqual(["exclaim"]);
+}, 30_000);

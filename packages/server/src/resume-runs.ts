@@ -1,0 +1,67 @@
+import {
+  Agent,
+  Context,
+  isRunLeaseStore,
+  resumeInterrupted,
+  type ReachPolicy,
+  type ResumeInterruptedReport,
+  type RunLeaseStore,
+  type RunRecord,
+  type SessionStoreLike,
+} from "rein";
+import { isAgentClass, type EntryClass, type Entries } from "./entries";
+
+/** The store's runs, or none when the store keeps no runs. @internal */
+export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
+  return isRunLeaseStore(store) ? store : undefined;
+}
+
+/**
+ * The class entry that can resume a run of `name` (`Pipeline.process`): a
+ * listed Agent class that is, or extends, the class named there and has
+ * the method. Factory entries cannot be told apart, so they are not used.
+ * @internal
+ */
+export function entryClassFor(entries: Entries, name: string): EntryClass | undefined {
+  const dot = name.lastIndexOf(".");
+  const className = name.slice(0, dot);
+  const method = name.slice(dot + 1);
+  for (const [target] of Object.values(entries)) {
+    if (!isAgentClass(target) || typeof (target.prototype as unknown as Record<string, unknown>)[method] !== "function") continue;
+    for (let type: Function | null = target; type !== null && type !== Agent; type = Object.getPrototypeOf(type) as Function | null) {
+      if (type.name === className) return target;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An agent of the run's class, recording to the run's session of `store`,
+ * under the server's local policy: the one that resumes the run.
+ * @internal
+ */
+export function agentForRun(entry: EntryClass, store: SessionStoreLike, record: RunRecord, reach: ReachPolicy): Agent {
+  const construct = entry as unknown as new (options: { context: Context; reach: ReachPolicy }) => Agent;
+  return new construct({ context: Context.forSession(store, record.sessionId), reach });
+}
+
+/**
+ * What a server does when it starts on a store that keeps runs: the runs a
+ * restart or crash interrupted less than 2 hours ago continue (core's
+ * `resumeInterrupted`) with an agent of their entry class each; the rest are
+ * reported with the reason they wait for `POST /v1/runs/:id/resume`.
+ * @internal
+ */
+export async function resumeOnStart(entries: Entries, store: SessionStoreLike, reach: ReachPolicy): Promise<ResumeInterruptedReport> {
+  const runs = runsOf(store);
+  if (runs === undefined) return { resumed: [], leftAlone: [] };
+  // Held until the report is in: core finds the agents that can continue a run among the live ones.
+  const agents: Agent[] = [];
+  for (const record of runs.listRuns(["running", "interrupted"])) {
+    const entry = entryClassFor(entries, record.name);
+    if (entry !== undefined) agents.push(agentForRun(entry, store, record, reach));
+  }
+  const report = await resumeInterrupted({ store });
+  agents.length = 0;
+  return report;
+}
