@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import type { RunCommandOptions } from "./run-command";
+import type { ResumeCommandOptions } from "./runs-command";
 import type { ServeCommandOptions } from "./serve-command";
 import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
 
@@ -9,6 +10,7 @@ import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
 const runModule = () => require("./run-command") as typeof import("./run-command");
 const serveModule = () => require("./serve-command") as typeof import("./serve-command");
 const sessionsModule = () => require("./sessions-command") as typeof import("./sessions-command");
+const runsModule = () => require("./runs-command") as typeof import("./runs-command");
 
 const EXIT_HELP = `
 Exit codes:
@@ -22,6 +24,8 @@ Examples:
   $ rein sessions ls
   $ rein sessions export <id> --format mermaid
   $ rein serve examples/cli-chain.ts --port 8080 --mint-root-budget
+  $ rein runs ls --state interrupted,paused
+  $ rein runs resume ./jobs.ts <run id> --code-change-policy use_latest
 `;
 
 function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -97,6 +101,27 @@ function program(io: CliIo, result: { code: number }): Command {
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
+
+  const runs = rein.command("runs").description("List and resume resumable runs (methods with methodOptions.resumable)");
+  runs
+    .command("ls")
+    .description("List the resumable runs of a store, oldest first")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--state <states>", "only runs in these states (comma-separated: running, interrupted, paused, cancelled, error, completed)")
+    .action((options: { store?: string; state?: string }) => runsModule().listRuns(io, options));
+  runs
+    .command("resume")
+    .description("Finish a run on its original node in this process; finished steps return their saved results")
+    .argument("<module>", "the module whose `entries` list the run's agent class")
+    .argument("<runId>", "the run's id (rein runs ls)")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
+    .option("--max-reach <n>", "the maximum logic depth of the resumed run", positiveInteger)
+    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .action(async (module: string, runId: string, options: ResumeCommandOptions) => {
+      if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
+      result.code = await runsModule().resumeCommand(io, module, runId, options);
+    });
   return rein;
 }
 

@@ -11,6 +11,8 @@ export type { ExitCodeValue } from "./exit-codes";
 export { runCommand } from "./run-command";
 export type { RunCommandOptions } from "./run-command";
 export { serveCommand } from "./serve-command";
+export { listRuns, resumeCommand } from "./runs-command";
+export type { ResumeCommandOptions } from "./runs-command";
 export type { ServeCommandOptions } from "./serve-command";
 export { DEFAULT_STORE_PATH, listSessions, showSession, exportSession } from "./sessions-command";
 export type { ExportFormat } from "./sessions-command";

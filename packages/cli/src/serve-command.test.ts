@@ -60,6 +60,9 @@ describe("rein serve <module>", () => {
     expect(clampedBody.status).toBe("error");
     expect(clampedBody.error?.name).toBe("ReachExceededError");
 
+    // On start it looked for interrupted runs of the store (none here) and said so.
+    for (let i = 0; i < 100 && !out.includes("rein serve: resumed"); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(out).toContain("rein serve: resumed 0 interrupted run(s); left 0 for POST /v1/runs/:id/resume");
     stop(ExitCode.Ok);
     expect(await serving).toBe(ExitCode.Ok);
     expect(out).toContain("rein serve: stopped");

@@ -67,6 +67,7 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
     const until = options.until ?? stopSignal();
     const server = await serve({ app, port: options.port ?? 8080, hostname: options.host ?? "127.0.0.1", graceMs: options.graceMs });
     io.stdout(`rein serve: ${Object.keys(entries).join(", ")} on ${server.url} (sessions in ${storePath}); Ctrl-C stops it\n`);
+    void server.resumed.then((report) => io.stdout(`${resumeReport(report)}\n`));
     const code = await until;
     io.stdout("rein serve: stopping (runs in flight get the grace period)\n");
     await server.close();
@@ -75,4 +76,12 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   } finally {
     store.close();
   }
+}
+
+/** One line on what the server continued when it started, and what it left for `POST /v1/runs/:id/resume`. */
+function resumeReport(report: { resumed: readonly { runId: string; status: string }[]; leftAlone: readonly { runId: string; reason: string }[]; error?: Error }): string {
+  if (report.error !== undefined) return `rein serve: could not look for interrupted runs: ${report.error.message}`;
+  const resumed = report.resumed.map((run) => `${run.runId} (${run.status})`).join(", ");
+  const left = report.leftAlone.map((run) => `${run.runId} (${run.reason})`).join(", ");
+  return `rein serve: resumed ${report.resumed.length} interrupted run(s)${resumed ? `: ${resumed}` : ""}; left ${report.leftAlone.length} for POST /v1/runs/:id/resume${left ? `: ${left}` : ""}`;
 }

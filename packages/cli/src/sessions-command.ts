@@ -1,9 +1,8 @@
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { SessionStore, type SessionNode } from "rein";
+import type { SessionNode } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 import { DEFAULT_STORE_PATH } from "./default-paths";
+import { oneLine, time, withStore } from "./store-access";
 
 export { DEFAULT_STORE_PATH };
 
@@ -11,34 +10,6 @@ const FORMATS = ["mermaid", "dot", "json"] as const;
 
 /** Output formats of `rein sessions export`. @default "mermaid" */
 export type ExportFormat = (typeof FORMATS)[number];
-
-function openStore(io: CliIo, path: string | undefined): SessionStore {
-  const location = resolve(io.cwd, path ?? DEFAULT_STORE_PATH);
-  // Opening a missing file would create an empty store: say where the store was looked for instead.
-  if (!existsSync(location)) {
-    throw new Error(`no session store at ${location} (run \`rein run\` first, or pass --store <path>)`);
-  }
-  return new SessionStore({ path: location, shutdownFlush: false });
-}
-
-function withStore<R>(io: CliIo, path: string | undefined, use: (store: SessionStore) => R): R {
-  const store = openStore(io, path);
-  try {
-    return use(store);
-  } finally {
-    store.close();
-  }
-}
-
-function time(epochMs: number): string {
-  return new Date(epochMs).toISOString().replace("T", " ").slice(0, 19);
-}
-
-function oneLine(value: unknown, width = 60): string {
-  if (value === undefined || value === null) return "";
-  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
-  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
-}
 
 function statusOf(node: SessionNode): string {
   const status = node.metadata["status"];

@@ -1,0 +1,38 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { SessionStore } from "rein";
+import type { CliIo } from "./cli-io";
+import { DEFAULT_STORE_PATH } from "./default-paths";
+
+/** @internal Opens an existing store file (never creates one): `rein sessions` and `rein runs`. */
+export function openStore(io: CliIo, path: string | undefined): SessionStore {
+  const location = resolve(io.cwd, path ?? DEFAULT_STORE_PATH);
+  // Opening a missing file would create an empty store: say where the store was looked for instead.
+  if (!existsSync(location)) {
+    throw new Error(`no session store at ${location} (run \`rein run\` first, or pass --store <path>)`);
+  }
+  return new SessionStore({ path: location, shutdownFlush: false });
+}
+
+/** @internal Runs `use` on the opened store and closes it. */
+export function withStore<R>(io: CliIo, path: string | undefined, use: (store: SessionStore) => R): R {
+  const store = openStore(io, path);
+  try {
+    return use(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** @internal UTC `YYYY-MM-DD hh:mm:ss`. */
+export function time(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace("T", " ").slice(0, 19);
+}
+
+/** @internal A value as one line of at most `width` characters. */
+export function oneLine(value: unknown, width = 60): string {
+  if (value === undefined || value === null) return "";
+  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
