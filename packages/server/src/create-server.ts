@@ -93,7 +93,8 @@ const RUN_STATES: readonly RunState[] = ["running", "interrupted", "paused", "ca
 /**
  * A Hono app running the listed `entries` over HTTP: `POST /v1/agent/run`
  * (JSON or SSE), `GET /v1/sessions/:id`, `GET /v1/sessions/:id/graph`,
- * `POST /v1/runs/:id/cancel`, `GET /healthz`. Every received
+ * `POST /v1/runs/:id/cancel`, `GET /v1/runs`, `POST /v1/runs/:id/resume`
+ * (resumable runs, by an agent of their class entry), `GET /healthz`. Every received
  * `X-Agent-Policy` is decoded, clamped to `reach`, and the run happens
  * inside {@link withReachBudget} with the request's `traceparent`
  * continued. Every header or body problem is a typed 4xx
