@@ -2,6 +2,7 @@ import { ToolApprovalError } from "../errors/core-errors";
 import type { Tool } from "../tools/tool";
 import { validateArguments } from "../tools/tool";
 import type { MethodInfo } from "./class-setup";
+import { whileAwaitingApproval } from "../resumable/approval-wait";
 
 /** Decides whether a tool call of a `requiresApproval` method may run. */
 export type ToolApprover = (call: { readonly toolName: string; readonly args: unknown }) => boolean | Promise<boolean>;
@@ -29,7 +30,8 @@ export function methodTool(instance: object, method: MethodInfo, approve: ToolAp
     async execute(args, executeOptions) {
       const value = (await validateArguments(name, toolInfo.schema, args)) as Record<string, unknown>;
       if (options.requiresApproval && executeOptions?.approved !== true) {
-        const approved = approve !== undefined && (await approve({ toolName: name, args: value }));
+        // Inside a resumable run, the run records that it waits (a crash meanwhile leaves it for resumeRun).
+        const approved = approve !== undefined && (await whileAwaitingApproval(name, value, () => approve({ toolName: name, args: value })));
         if (!approved) {
           throw new ToolApprovalError(name, { approverConfigured: approve !== undefined });
         }

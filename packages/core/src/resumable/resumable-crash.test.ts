@@ -184,6 +184,31 @@ test("an external step killed before its result was saved is never continued aut
   expect(calls(callsFile)).toEqual(["pay", "notify"]);
 }, 60_000);
 
+test("a run killed while a tool call waited for a person's approval is never continued automatically; resumeRun asks again and finishes it", async () => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  const runId = await killedAt("review", "approval", /^awaiting approval$/, db, callsFile);
+  expect(calls(callsFile)).toEqual(["draft"]);
+
+  writeFileSync(callsFile, "");
+  const first = report(await runToEnd("resume", db, callsFile));
+  expect(first.resumed).toEqual([]);
+  expect(first.leftAlone).toEqual([
+    expect.objectContaining({ runId, reason: "approval", message: expect.stringContaining("waiting for a person's approval of a 'publish' call") }),
+  ]);
+  expect(calls(callsFile)).toEqual([]);
+  expect(runNode(db, runId).metadata).toMatchObject({ status: "paused", pause: { kind: "approval", step: "publish" }, awaitingApproval: null });
+  // Asked again, it stays left alone (as a paused run, same message).
+  expect(report(await runToEnd("resume", db, callsFile)).leftAlone).toEqual([
+    expect.objectContaining({ runId, reason: "paused", message: expect.stringContaining("approval of a 'publish' call") }),
+  ]);
+
+  // resumeRun: the finished draft step is not run again; the approval is asked again (granted here) and the run finishes.
+  const lines = await runToEnd("resume-run", db, callsFile, runId);
+  expect(JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7))).toBe("published");
+  expect(calls(callsFile)).toEqual(["publish"]);
+}, 60_000);
+
 test("3 processes resume the interrupted runs of one SQLite file at once: each run is resumed exactly once", async () => {
   const db = join(directory, "runs.db");
   const callsFile = join(directory, "calls");

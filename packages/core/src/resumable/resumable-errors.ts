@@ -33,7 +33,7 @@ export class StepValueError extends UsageError {
 }
 
 /** Why a run waits for `resumeRun` instead of going on. */
-export type RunPauseKind = "pause" | "incompatible" | "code-changed" | "external" | "cancelled" | "lease-lost";
+export type RunPauseKind = "pause" | "incompatible" | "code-changed" | "external" | "approval" | "cancelled" | "lease-lost";
 
 /**
  * The run stopped and stays `paused` (its node too) until `resumeRun`: an

@@ -6,6 +6,7 @@ import type { SessionStoreLike } from "../session/session-store-like";
 import { RunNotResumableError, RunPausedError } from "./resumable-errors";
 import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
 import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";
+import { pendingApproval } from "./approval-wait";
 import { activeRuns, SavedRun } from "./run-context";
 
 /**
@@ -47,7 +48,7 @@ export interface ResumedRun {
 }
 
 /** Why {@link resumeInterrupted} left a run alone. */
-export type LeftAloneReason = "paused" | "cancelled" | "external" | "too-old" | "no-agent" | "running-elsewhere";
+export type LeftAloneReason = "paused" | "cancelled" | "external" | "approval" | "too-old" | "no-agent" | "running-elsewhere";
 
 /** A run {@link resumeInterrupted} did not continue, and why. */
 export interface LeftAloneRun {
@@ -219,7 +220,8 @@ export async function resumeRun<T = unknown>(runId: string, options: ResumeRunOp
  * Continues the runs of the store (or of every store this process's
  * resumable agents record to) that a restart or crash interrupted less than
  * 2 hours ago (`withinMs`), and reports those it left alone and why: a
- * paused run (explicit pause, incompatible code), a cancelled one, an
+ * paused run (explicit pause, incompatible code), a cancelled one, one
+ * whose tool call was waiting for a person's approval, an
  * external step that started without a saved result ("check the
  * operation's result first"), one too old, one whose class has no agent
  * here, or one another live worker holds. Those wait for `resumeRun`.
@@ -282,22 +284,34 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
         leave("no-agent", `no agent of the class of ${name} records to this store in this process`);
         continue;
       }
-      const saved = new SavedRun(runId, store.readAncestry(record.sessionId, runId, { turns: 1 }));
+      const nodes = store.readAncestry(record.sessionId, runId, { turns: 1 });
+      const saved = new SavedRun(runId, nodes);
       const external = saved.unfinishedExternal();
-      if (external !== undefined) {
-        const message =
-          `step "${String(external.metadata["step"])}" started an external operation whose result was not saved: ` +
-          `check the operation's result first, then call resumeRun("${runId}")`;
+      const approval = pendingApproval(nodes.find((node) => node.id === runId)?.metadata ?? {});
+      if (external !== undefined || approval !== undefined) {
+        const reason =
+          external !== undefined
+            ? {
+                kind: "external" as const,
+                step: String(external.metadata["step"]),
+                message:
+                  `step "${String(external.metadata["step"])}" started an external operation whose result was not saved: ` +
+                  `check the operation's result first, then call resumeRun("${runId}")`,
+              }
+            : {
+                kind: "approval" as const,
+                step: approval!.toolName,
+                message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
+              };
         if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS)) {
           leave("running-elsewhere", `another live worker holds the run`);
           continue;
         }
         const writer = new SessionNodeWriter(store, record.sessionId);
-        const reason = { kind: "external", message, step: String(external.metadata["step"]) };
-        writer.update(runId, { metadata: { status: "paused", pause: reason } });
+        writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } });
         writer.flush();
         store.releaseRun(runId, "paused", JSON.stringify(reason));
-        leave("external", message);
+        leave(reason.kind, reason.message);
         continue;
       }
       let outcome: unknown;

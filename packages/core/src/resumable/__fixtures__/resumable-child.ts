@@ -2,7 +2,7 @@
 // at a chosen point (the test SIGKILLs it there), or resumes interrupted runs.
 // Every step function appends its name to the calls file when it is called.
 import { appendFileSync } from "node:fs";
-import { Agent, Context, SessionStore, parallel, resumeInterrupted, resumeRun, step, workflow } from "@rein/core";
+import { Agent, Context, Runtime, ScriptedProvider, SessionStore, parallel, resumeInterrupted, resumeRun, step, workflow } from "@rein/core";
 
 const [mode, path, callsFile, stopAt = ""] = process.argv.slice(2) as [string, string, string, string?];
 
@@ -32,7 +32,32 @@ async function score(list: string[]): Promise<number> {
 }
 
 class Pipeline extends Agent {
-  static methodOptions = { process: { resumable: true }, fan: { resumable: true }, charge: { resumable: true } };
+  static methodOptions = {
+    process: { resumable: true },
+    fan: { resumable: true },
+    charge: { resumable: true },
+    review: { resumable: true },
+    publish: {
+      tool: true,
+      requiresApproval: true,
+      description: "Publish a text.",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    },
+  };
+  // review's model: publish the draft (a call that needs a person's approval), then say so.
+  static runtime = new Runtime({
+    provider: new ScriptedProvider([{ toolCalls: [{ name: "publish", input: { text: "the draft" } }] }, "published"]),
+  });
+
+  async review(doc: string): Promise<string> {
+    const draft = await step("draft", async (d: string) => (called("draft"), `draft of ${d}`), doc);
+    return step("ask", async (text: string) => this.ask(`Publish: ${text}`), draft);
+  }
+
+  publish(text: string): string {
+    called("publish");
+    return `published ${text}`;
+  }
 
   async charge(order: string): Promise<string> {
     const amount = await step("price", async (id: string) => (called("price"), id.length * 100), order);
@@ -75,9 +100,12 @@ class Pipeline extends Agent {
 async function main(): Promise<void> {
   const store = new SessionStore({ path });
   if (!store.hasSession("s")) store.createSession("s");
-  const pipeline = new Pipeline({ context: Context.forSession(store, "s") });
-  if (mode === "start" || mode === "fan" || mode === "charge") {
-    const running = mode === "start" ? pipeline.process("https://example.test/a b") : mode === "fan" ? pipeline.fan(1) : pipeline.charge("order-7");
+  // A person who never answers while the review waits (the test kills the process then); one who approves on resume.
+  const approveToolCall = mode === "review" ? () => forever("awaiting approval") : () => true;
+  const pipeline = new Pipeline({ context: Context.forSession(store, "s"), approveToolCall });
+  if (mode === "start" || mode === "fan" || mode === "charge" || mode === "review") {
+    const running =
+      mode === "start" ? pipeline.process("https://example.test/a b") : mode === "fan" ? pipeline.fan(1) : mode === "charge" ? pipeline.charge("order-7") : pipeline.review("notes");
     console.log(`run ${store.listRuns().at(-1)!.runId}`);
     console.log(`result ${JSON.stringify(await running)}`);
   } else if (mode === "many") {
