@@ -1,5 +1,6 @@
 import * as guard from "@rein/guard";
-import { ReachRun, type Frame } from "@rein/guard";
+import { ReachRun, type Frame, type ReachError } from "@rein/guard";
+import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
@@ -15,6 +16,8 @@ import { changedParts, codeFingerprint, type CodeFingerprint } from "./code-fing
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
 import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
+import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
+import { endSpanWith, withActiveSpan } from "../telemetry/tracing";
 import { activeRuns, placeFrame, RunContext, Sequence, type SavedRun } from "./run-context";
 
 const runInFrame = guard.runInFrame;
@@ -141,7 +144,8 @@ export function continueRun(
   writer.update(runId, { metadata: { status: "running", error: undefined, pause: undefined, resumable: adopted } });
   writer.flush();
   const context = contextOn(owner, writer);
-  return runBody(method, run, owner, context, undefined, thisArg, args);
+  // The resume's caller scope passes on what a call inherits: its reach budget, cancellation signal, run listeners and trace.
+  return runBody(method, run, owner, context, currentScope(), thisArg, args);
 }
 
 /** The Context a resumed run binds: the owner's when it records to the run's session, else one bound to that session. */
@@ -186,7 +190,11 @@ function runBody(
   const entering = entry !== undefined && parent?.agent !== owner;
   const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
   let reach = parent?.reach;
+  // An entry opens its invoke_agent span (only while an OpenTelemetry SDK is registered).
+  const traced = entering ? traceAgentEntry(parent, owner, method.info, run.writer.sessionId, run.runId) : parent?.trace;
+  const span = traced !== parent?.trace ? traced?.span : undefined;
   const scope: CallScope = {
+    ...(traced === undefined ? {} : { trace: traced }),
     reach,
     agentDepth,
     agent: entry !== undefined ? owner : parent?.agent,
@@ -205,11 +213,15 @@ function runBody(
   const listening = events?.listening === true ? events : undefined;
   listening?.emit({ type: "node", phase: "start", nodeId: run.runId, role: "code", name: run.name });
   const leaseMs = leaseOf(method);
+  let renewedAt = Date.now();
   const renewal = setInterval(() => {
     try {
-      run.store.renewRun(run.runId, leaseMs);
+      // Refused: another worker holds the run now (this one stalled past the lease), so this one must stop.
+      if (run.store.renewRun(run.runId, leaseMs)) renewedAt = Date.now();
+      else run.leaseLost = true;
     } catch {
-      /* the next renewal tries again; the lease outlives two missed ones */
+      // The next renewal tries again; a whole lease without one, and another worker may have taken the run.
+      if (Date.now() - renewedAt >= leaseMs) run.leaseLost = true;
     }
   }, Math.max(1, Math.floor(leaseMs / 3)));
   renewal.unref();
@@ -227,21 +239,30 @@ function runBody(
           refusal = error;
         }
         if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
+        if (span !== undefined) traceReach(span, reach, agentDepth, refusal as ReachError | undefined);
         if (refusal !== undefined) throw refusal;
       }
     }
     const frame = placeFrame(method.frame, { run, sequence });
-    result = runInFrame(frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, method.original, thisArg, args);
+    const enter = () => runInFrame(frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, method.original, thisArg, args);
+    result = span === undefined ? enter() : withActiveSpan(span, enter);
   } catch (error) {
-    return endRun(run, sequence, renewal, undefined, error, true, scope, listening);
+    return traceEnd(span, () => endRun(run, sequence, renewal, undefined, error, true, scope, listening));
   }
   if (result instanceof Promise) {
-    return result.then(
-      (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope, listening),
-      (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope, listening),
+    return traceEnd(span, () =>
+      (result as Promise<unknown>).then(
+        (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope, listening),
+        (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope, listening),
+      ),
     );
   }
-  return endRun(run, sequence, renewal, result, undefined, false, scope, listening);
+  return traceEnd(span, () => endRun(run, sequence, renewal, result, undefined, false, scope, listening));
+}
+
+/** Ends the run's span (when it has one) once `finish` settles: ERROR when the run failed or paused. */
+function traceEnd<R>(span: Span | undefined, finish: () => R): R {
+  return span === undefined ? finish() : endSpanWith(span, finish);
 }
 
 function enterRun(original: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): unknown {
@@ -266,6 +287,11 @@ function endRun(
 ): unknown {
   clearInterval(renewal);
   activeRuns.delete(run.runId);
+  if (run.leaseLost) {
+    // Another worker owns the run now: this attempt writes nothing more (its node, its state are the other's).
+    events?.emit({ type: "node", phase: "end", nodeId: run.runId, role: "code", name: run.name, status: "paused" });
+    throw run.pause("lease-lost", `this worker lost the lease of run ${run.runId} (another worker may be running it): it stopped without recording its result`);
+  }
   if (!failed) {
     const missing = sequence.missingFinished();
     if (missing !== undefined) {

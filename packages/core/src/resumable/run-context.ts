@@ -103,6 +103,12 @@ const EMPTY_RUN = new SavedRun("", []);
 export class RunContext {
   /** Set by `agent.pause()`: the run pauses before its next step starts. */
   pauseRequested = false;
+  /**
+   * Set when this worker no longer holds the run's lease (a renewal was
+   * refused: another worker took the run, or renewals failed for a whole
+   * lease). No step starts after that, and the attempt ends without writing.
+   */
+  leaseLost = false;
   /** Finished steps given back from their saved results in this attempt. */
   replayed = 0;
 

@@ -178,6 +178,9 @@ function runStep<A extends unknown[], R>(
     // An unfinished step runs again on its own node; one the code no longer calls here is left as it was.
     if (same) reopened = saved.id;
   }
+  if (run.leaseLost) {
+    throw run.pause("lease-lost", `this worker lost the lease of run ${run.runId} (another worker may be running it): ${kind} "${label}" was not started`, label);
+  }
   const writer = run.writer;
   const nodeId = reopened ?? newNodeId();
   const metadata: Record<string, unknown> = { status: "running", step: name, occurrence };
@@ -206,6 +209,7 @@ function runStep<A extends unknown[], R>(
     reach: parent?.reach,
     agentDepth: parent?.agentDepth,
     agent: parent?.agent,
+    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
   };
   const events = scope.events?.listening === true ? scope.events : undefined;
   events?.emit({ type: "node", phase: "start", nodeId, role: "code", name });

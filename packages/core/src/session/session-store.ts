@@ -73,6 +73,14 @@ export const BUSY_ATTEMPT_MS = 20;
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
+ * The lease-owner ids of the SessionStores open in this process. A lease
+ * held by this host and this pid under an id not among them belongs to an
+ * earlier process that had the same pid (a container restarted as pid 1),
+ * or to a store closed here: it is free.
+ */
+const openStores = new Set<string>();
+
+/**
  * The persistent session store: an embedded SQLite database (through
  * `libsql`) in WAL mode, so other connections and processes read committed
  * nodes while one writes. The schema is versioned in `rein_migrations`.
@@ -124,6 +132,8 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
   /** The `-shm` file, read for stamps: opened on first use; null when there is none. */
   private shm: number | null | undefined;
   private readonly header = Buffer.alloc(48);
+  /** This store's id as the owner of run leases. */
+  private readonly ownerStore = randomUUID();
 
   constructor(options: SessionStoreOptions = {}) {
     sessionStoreOptionsSchema.parse(options);
@@ -141,11 +151,12 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
         applicationId: REIN_APPLICATION_ID,
         ownerHost: hostname(),
         ownerPid: process.pid,
-        ownerStore: randomUUID(),
+        ownerStore: this.ownerStore,
       });
     } catch (error) {
       throw this.fault(error);
     }
+    openStores.add(this.ownerStore);
     this.uninstallShutdown = (options.shutdownFlush ?? !inMemory) ? installShutdownFlush(this) : undefined;
   }
 
@@ -298,7 +309,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
   /** See {@link RunLeaseStore.claimRun}: a holder that is a dead process of this host frees the lease at once. */
   claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
     checkRunArguments("SessionStore.claimRun", runId, leaseMs, states);
-    return this.call("claimRun", runId, states, leaseMs, Date.now()) as boolean;
+    return this.call("claimRun", runId, states, leaseMs, Date.now(), [...openStores]) as boolean;
   }
 
   renewRun(runId: string, leaseMs: number): boolean {
@@ -352,6 +363,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
       }
     } finally {
       this.closed = true;
+      openStores.delete(this.ownerStore);
       this.heads.clear();
       if (typeof this.shm === "number") closeSync(this.shm);
       this.shm = null;

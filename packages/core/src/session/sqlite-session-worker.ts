@@ -505,9 +505,11 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     /**
      * Takes the lease inside the write lock, so of several claimants exactly
      * one finds it free: free when nobody holds it, it expired, or its holder
-     * is a process of this host that is gone.
+     * is a process of this host that is gone (another pid that is not alive,
+     * or this pid under a store id not open in this process: an earlier
+     * process that had the same pid, as after a container restart).
      */
-    claimRun(runId: string, states: readonly string[], leaseMs: number, now: number): boolean {
+    claimRun(runId: string, states: readonly string[], leaseMs: number, now: number, openHere: readonly string[] = []): boolean {
       return write(() => {
         const found = row("SELECT state, owner_host, owner_pid, owner_store, lease_until FROM rein_runs WHERE run_id = ?", runId);
         if (found === undefined || !states.includes(String(found[0]))) return false;
@@ -516,7 +518,9 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
           store === null ||
           until === null ||
           Number(until) < now ||
-          (host === data.ownerHost && Number(pid) !== data.ownerPid && !isAlive(Number(pid)));
+          (host === data.ownerHost && Number(pid) !== data.ownerPid && !isAlive(Number(pid))) ||
+          // Our own pid, but no store of this process holds it: an earlier process with this pid (a container restart).
+          (host === data.ownerHost && Number(pid) === data.ownerPid && !openHere.includes(String(store)));
         if (!free) return false;
         run(
           "UPDATE rein_runs SET state = 'running', reason = NULL, owner_host = ?, owner_pid = ?, owner_store = ?, lease_until = ?, updated_at = ? WHERE run_id = ?",
