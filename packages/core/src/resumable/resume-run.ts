@@ -6,6 +6,7 @@ import type { SessionStoreLike } from "../session/session-store-like";
 import { RunNotResumableError, RunPausedError } from "./resumable-errors";
 import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
 import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";
+import { describeError } from "../errors/describe-error";
 import { pendingApproval } from "./approval-wait";
 import { activeRuns, SavedRun } from "./run-context";
 
@@ -37,6 +38,7 @@ export interface ResumeInterruptedOptions {
 
 /** A run {@link resumeInterrupted} continued, and how it ended. */
 export interface ResumedRun {
+  /** The run's id (its node id). */
   readonly runId: string;
   /** The resumable method (`Pipeline.process`). */
   readonly name: string;
@@ -48,13 +50,17 @@ export interface ResumedRun {
 }
 
 /** Why {@link resumeInterrupted} left a run alone. */
-export type LeftAloneReason = "paused" | "cancelled" | "external" | "approval" | "too-old" | "no-agent" | "running-elsewhere";
+export type LeftAloneReason = "paused" | "cancelled" | "external" | "approval" | "too-old" | "no-agent" | "running-elsewhere" | "error";
 
 /** A run {@link resumeInterrupted} did not continue, and why. */
 export interface LeftAloneRun {
+  /** The run's id (its node id). */
   readonly runId: string;
+  /** The resumable method (`Pipeline.process`). */
   readonly name: string;
+  /** Why it was left alone. */
   readonly reason: LeftAloneReason;
+  /** What to do about it, in a sentence (which step, which call to make). */
   readonly message: string;
 }
 
@@ -72,10 +78,14 @@ const INTERRUPTED_STATES: readonly RunState[] = ["running", "interrupted"];
 
 /** Agents of classes with resumable methods, held weakly: who can continue a run of this process's stores. */
 const agents = new Set<WeakRef<ScopeOwner>>();
+/** Drops an agent's entry once it is collected: a server constructing one agent per request keeps the set small. */
+const collected = new FinalizationRegistry<WeakRef<ScopeOwner>>((ref) => agents.delete(ref));
 
 /** Called by the Agent constructor for classes with resumable methods. @internal */
 export function registerResumableAgent(agent: ScopeOwner): void {
-  agents.add(new WeakRef(agent));
+  const ref = new WeakRef(agent);
+  agents.add(ref);
+  collected.register(agent, ref);
 }
 
 /** Asks the runs of `agent` running now to pause before their next step. @internal */
@@ -254,6 +264,80 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
   const leftAlone: LeftAloneRun[] = [];
   const running: Promise<ResumedRun>[] = [];
   const now = Date.now();
+  const considerRun = (store: SessionStoreLike & RunLeaseStore, record: RunRecord): void => {
+    const { runId, name } = record;
+    if (activeRuns.has(runId)) return;
+    const leave = (reason: LeftAloneReason, message: string): void => void leftAlone.push({ runId, name, reason, message });
+    if (record.state === "paused") {
+      leave("paused", `${pauseMessage(record) ?? "paused"}; it waits for resumeRun("${runId}")`);
+      return;
+    }
+    if (record.state === "cancelled") {
+      leave("cancelled", `the run was cancelled; it waits for resumeRun("${runId}")`);
+      return;
+    }
+    if (record.updatedAt < now - withinMs) {
+      leave("too-old", `the run was last alive ${new Date(record.updatedAt).toISOString()}, more than ${withinMs} ms ago; it waits for resumeRun("${runId}")`);
+      return;
+    }
+    const agent = agentFor(store, record);
+    if (agent === undefined) {
+      leave("no-agent", `no agent of the class of ${name} records to this store in this process`);
+      return;
+    }
+    const nodes = store.readAncestry(record.sessionId, runId, { turns: 1 });
+    const saved = new SavedRun(runId, nodes);
+    const external = saved.unfinishedExternal();
+    const approval = pendingApproval(nodes.find((node) => node.id === runId)?.metadata ?? {});
+    if (external !== undefined || approval !== undefined) {
+      const reason =
+        external !== undefined
+          ? {
+              kind: "external" as const,
+              step: String(external.metadata["step"]),
+              message:
+                `step "${String(external.metadata["step"])}" started an external operation whose result was not saved: ` +
+                `check the operation's result first, then call resumeRun("${runId}")`,
+            }
+          : {
+              kind: "approval" as const,
+              step: approval!.toolName,
+              message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
+            };
+      if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS)) {
+        leave("running-elsewhere", `another live worker holds the run`);
+        return;
+      }
+      try {
+        const writer = new SessionNodeWriter(store, record.sessionId);
+        writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } });
+        writer.flush();
+      } catch (error) {
+        // The claim is given back as it was: the next look finds the run again.
+        store.releaseRun(runId, "interrupted", null);
+        throw error;
+      }
+      store.releaseRun(runId, "paused", JSON.stringify(reason));
+      leave(reason.kind, reason.message);
+      return;
+    }
+    let outcome: unknown;
+    try {
+      outcome = resumeClaimed(agent, store, record, INTERRUPTED_STATES, undefined);
+    } catch (error) {
+      if (RunNotResumableError.isInstance(error)) {
+        leave("running-elsewhere", error.message);
+        return;
+      }
+      outcome = Promise.reject(error);
+    }
+    running.push(
+      Promise.resolve(outcome).then(
+        (result): ResumedRun => ({ runId, name, status: "completed", result }),
+        (error: unknown): ResumedRun => ({ runId, name, status: RunPausedError.isInstance(error) ? "paused" : "error", error }),
+      ),
+    );
+  };
   for (const store of stores) {
     let records: RunRecord[];
     try {
@@ -264,72 +348,12 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
       throw error;
     }
     for (const record of records) {
-      const { runId, name } = record;
-      if (activeRuns.has(runId)) continue;
-      const leave = (reason: LeftAloneReason, message: string): void => void leftAlone.push({ runId, name, reason, message });
-      if (record.state === "paused") {
-        leave("paused", `${pauseMessage(record) ?? "paused"}; it waits for resumeRun("${runId}")`);
-        continue;
-      }
-      if (record.state === "cancelled") {
-        leave("cancelled", `the run was cancelled; it waits for resumeRun("${runId}")`);
-        continue;
-      }
-      if (record.updatedAt < now - withinMs) {
-        leave("too-old", `the run was last alive ${new Date(record.updatedAt).toISOString()}, more than ${withinMs} ms ago; it waits for resumeRun("${runId}")`);
-        continue;
-      }
-      const agent = agentFor(store, record);
-      if (agent === undefined) {
-        leave("no-agent", `no agent of the class of ${name} records to this store in this process`);
-        continue;
-      }
-      const nodes = store.readAncestry(record.sessionId, runId, { turns: 1 });
-      const saved = new SavedRun(runId, nodes);
-      const external = saved.unfinishedExternal();
-      const approval = pendingApproval(nodes.find((node) => node.id === runId)?.metadata ?? {});
-      if (external !== undefined || approval !== undefined) {
-        const reason =
-          external !== undefined
-            ? {
-                kind: "external" as const,
-                step: String(external.metadata["step"]),
-                message:
-                  `step "${String(external.metadata["step"])}" started an external operation whose result was not saved: ` +
-                  `check the operation's result first, then call resumeRun("${runId}")`,
-              }
-            : {
-                kind: "approval" as const,
-                step: approval!.toolName,
-                message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
-              };
-        if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS)) {
-          leave("running-elsewhere", `another live worker holds the run`);
-          continue;
-        }
-        const writer = new SessionNodeWriter(store, record.sessionId);
-        writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } });
-        writer.flush();
-        store.releaseRun(runId, "paused", JSON.stringify(reason));
-        leave(reason.kind, reason.message);
-        continue;
-      }
-      let outcome: unknown;
+      // One run's store fault does not abandon the others (nor runs already started): it is reported for that run.
       try {
-        outcome = resumeClaimed(agent, store, record, INTERRUPTED_STATES, undefined);
+        considerRun(store, record);
       } catch (error) {
-        if (RunNotResumableError.isInstance(error)) {
-          leave("running-elsewhere", error.message);
-          continue;
-        }
-        outcome = Promise.reject(error);
+        leftAlone.push({ runId: record.runId, name: record.name, reason: "error", message: `the store failed while looking at the run: ${describeError(error)}` });
       }
-      running.push(
-        Promise.resolve(outcome).then(
-          (result): ResumedRun => ({ runId, name, status: "completed", result }),
-          (error: unknown): ResumedRun => ({ runId, name, status: RunPausedError.isInstance(error) ? "paused" : "error", error }),
-        ),
-      );
     }
   }
   return { resumed: await Promise.all(running), leftAlone };

@@ -10,7 +10,9 @@ import { currentReach, withReachBudget } from "../runtime/reach";
 import { withRunListener } from "../runtime/run-listener";
 import type { RunEvent } from "../runtime/runtime-events";
 import { SessionStore } from "../session/session-store";
+import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { RunPausedError } from "./resumable-errors";
+import { resumeInterrupted } from "./resume-run";
 import { step } from "./step";
 
 let directory: string;
@@ -149,4 +151,31 @@ test("a lease held under this host and pid by a store not open in this process (
   const other = new SessionStore({ path: join(directory, "runs.db"), shutdownFlush: false });
   opened.push(other);
   expect(other.claimRun(runId, ["running"], 30_000)).toBe(false);
+});
+
+test("a store fault while looking at one interrupted run is reported for that run; the others still continue", async () => {
+  const store = new InMemorySessionStore();
+  store.createSession("a");
+  store.createSession("b");
+  const interrupted: string[] = [];
+  for (const session of ["a", "b"]) {
+    const agent = new Seams({ context: Context.forSession(store, session) });
+    failOnce = true;
+    await expect(agent.go(session)).rejects.toThrow("second failed");
+    const runId = store.listRuns().at(-1)!.runId;
+    // As a host going away leaves it: interrupted.
+    expect(store.claimRun(runId, ["error"], 1000)).toBe(true);
+    store.releaseRun(runId, "interrupted", null);
+    interrupted.push(runId);
+  }
+  const readAncestry = store.readAncestry.bind(store);
+  store.readAncestry = (sessionId, nodeId, options) => {
+    if (sessionId === "a") throw new Error("disk I/O error");
+    return readAncestry(sessionId, nodeId, options);
+  };
+  const keep = [new Seams({ context: Context.forSession(store, "a") }), new Seams({ context: Context.forSession(store, "b") })];
+  const report = await resumeInterrupted({ store });
+  expect(report.leftAlone).toEqual([{ runId: interrupted[0], name: "Seams.go", reason: "error", message: expect.stringContaining("disk I/O error") }]);
+  expect(report.resumed).toEqual([expect.objectContaining({ runId: interrupted[1], status: "completed", result: "b+1+2" })]);
+  expect(keep).toHaveLength(2);
 });
