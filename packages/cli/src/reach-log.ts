@@ -1,7 +1,19 @@
 import { mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import pino from "pino";
-import type { StatusMessage } from "./status-line";
+import type { ReachFigures, StatusMessage } from "./status-line";
+
+/**
+ * What counts as a change of the reach figures: depth, zone, tokens, cost,
+ * and memory to the whole MB. The elapsed time (always moving) and memory's
+ * fractions are not changes.
+ * @internal
+ */
+export function reachChangeKey(reach: ReachFigures | undefined): string {
+  if (reach === undefined) return "none";
+  const { depth, zone, tokens, costUsd, memoryMb } = reach;
+  return JSON.stringify({ depth, zone, tokens, costUsd, memoryMb: { used: Math.round(memoryMb.used), limit: memoryMb.limit } });
+}
 
 /** @internal The writer of the reach status log (one JSON line per change of the figures). */
 export interface ReachLog {
@@ -24,7 +36,7 @@ export function openReachLog(path: string, sessionId: string): ReachLog {
   let last = "";
   return {
     write(status) {
-      const key = JSON.stringify(status.reach ?? null);
+      const key = reachChangeKey(status.reach);
       if (key === last) return;
       last = key;
       logger.info({ seq: status.seq, elapsedMs: status.elapsedMs, reach: status.reach ?? null }, "reach-status");

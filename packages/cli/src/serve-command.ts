@@ -64,8 +64,9 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   const store = new SessionStore({ path: storePath, shutdownFlush: false });
   try {
     const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true });
-    const until = options.until ?? stopSignal();
     const server = await serve({ app, port: options.port ?? 8080, hostname: options.host ?? "127.0.0.1", graceMs: options.graceMs });
+    // Listening: from now on SIGINT/SIGTERM stop it (a failed listen leaves no handler behind).
+    const until = options.until ?? stopSignal();
     io.stdout(`rein serve: ${Object.keys(entries).join(", ")} on ${server.url} (sessions in ${storePath}); Ctrl-C stops it\n`);
     void server.resumed.then((report) => io.stdout(`${resumeReport(report)}\n`));
     const code = await until;

@@ -271,7 +271,12 @@ export function createServer(options: CreateServerOptions): Hono {
     const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
     if (budget.depth === 0) return fail(c, "reach_exceeded", "reach exceeded: X-Agent-Policy has depth 0 left; resuming the run would use one level");
     const traceparent = c.req.header("traceparent");
-    const requestId = randomUUID();
+    // As for a run: a client may choose the id it cancels by (POST /v1/runs/:X-Run-Id/cancel) before the answer arrives.
+    const proposed = c.req.header("x-run-id");
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
+      return fail(c, "invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
+    }
+    const requestId = proposed ?? randomUUID();
     const controller = new AbortController();
     state.runs.set(requestId, controller);
     c.header("X-Run-Id", requestId);
@@ -289,8 +294,10 @@ export function createServer(options: CreateServerOptions): Hono {
       const err = error instanceof Error ? error : new Error(String(error));
       if (RunNotResumableError.isInstance(err)) return fail(c, "run_conflict", err.message);
       const status = RunPausedError.isInstance(err) ? "paused" : controller.signal.aborted ? "cancelled" : "error";
-      const type = status === "paused" ? "run_paused" : ReachError.isInstance(err) ? "reach_exceeded" : "run_error";
-      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message: err.message } })) as object);
+      // The same statuses as a run's: a reach refusal 403, a provider failure 502, anything else 200 with the error.
+      const type = status === "paused" ? "run_paused" : ReachError.isInstance(err) ? "reach_exceeded" : ProviderError.isInstance(err) ? "provider_error" : "run_error";
+      const httpStatus = type === "reach_exceeded" || type === "provider_error" ? STATUS_OF[type] : 200;
+      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message: err.message } })) as object, httpStatus);
     } finally {
       state.runs.delete(requestId);
     }

@@ -14,6 +14,7 @@ beforeEach(() => {
   store = new SessionStore({ path: join(directory, "runs.db"), shutdownFlush: false });
   pipelineCalls.length = 0;
   pipelineFaults.failSecondOnce = false;
+  pipelineFaults.waitForCancel = false;
 });
 afterEach(() => {
   store.close();
@@ -69,6 +70,29 @@ describe("resumable runs over HTTP", () => {
     }
     // Nothing above touched the run.
     expect(store.getRun(runId)).toMatchObject({ state: "error" });
+  });
+
+  it("a resume is cancelled through the X-Run-Id the client chose, and a reach refusal is a 403 as for a run", async () => {
+    const app = createServer({ entries: resumableEntries, store });
+    pipelineFaults.failSecondOnce = true;
+    await app.request("/v1/agent/run", { method: "POST", headers: { ...json, ...policy }, body: JSON.stringify({ entry: "pipeline", args: ["hi"], sessionId: "jobs" }) });
+    const runId = store.listRuns()[0]!.runId;
+
+    pipelineFaults.waitForCancel = true;
+    const resuming = app.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...policy, "X-Run-Id": "resume-request-1" } });
+    for (let i = 0; i < 200 && pipelineCalls.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    const cancel = await app.request("/v1/runs/resume-request-1/cancel", { method: "POST" });
+    expect(cancel.status).toBe(200);
+    const answer = await resuming;
+    expect(answer.headers.get("x-run-id")).toBe("resume-request-1");
+    expect(await answer.json()).toMatchObject({ runId, status: "cancelled" });
+    expect(store.getRun(runId)).toMatchObject({ state: "cancelled" });
+
+    // The budget's deadline has passed: the resumed entry is refused by reach, answered 403 as /v1/agent/run answers it.
+    pipelineFaults.waitForCancel = false;
+    const late = await app.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: { "X-Agent-Policy": encodePolicyHeader({ depth: 3, deadline: Date.now() - 1_000 }) } });
+    expect(late.status).toBe(403);
+    expect(await late.json()).toMatchObject({ runId, status: "error", error: { type: "reach_exceeded" } });
   });
 
   it("a run whose class no listed entry serves is a 404 naming the class", async () => {

@@ -131,7 +131,10 @@ describe("serve({ entries, port })", () => {
     }
   });
 
-  it("an options value that is not an object is a TypeError naming both forms", () => {
-    expect(() => serve(undefined as never)).toThrow(/expected \{ app \} or \{ entries \}/);
+  it("options that are not an object, or entries createServer refuses, reject with a TypeError (no throw)", async () => {
+    let pending: Promise<unknown> | undefined;
+    expect(() => (pending = serve(undefined as never))).not.toThrow();
+    await expect(pending).rejects.toThrow(/expected \{ app \} or \{ entries \}/);
+    await expect(serve({ entries: { bad: [42, "x"] } as never })).rejects.toThrow(TypeError);
   });
 });

@@ -78,9 +78,14 @@ export interface RunningServer {
  * process.on("SIGTERM", () => void server.close());
  * ```
  */
-export function serve(options: ServeOptions): Promise<RunningServer> {
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  // Refused options reject (this is an async API): an unknown shape, or entries createServer refuses.
   if (typeof options !== "object" || options === null) throw new TypeError("serve(options): expected { app } or { entries }, with an optional port");
   const app = options.app ?? createServer(options as CreateServerOptions);
+  return listen(app, options);
+}
+
+function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const graceMs = options.graceMs ?? 10_000;
   const state = stateOf(app);

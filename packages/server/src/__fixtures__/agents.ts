@@ -91,7 +91,7 @@ export const entries = {
 /** What {@link Pipeline}'s steps did, in order (reset by tests). */
 export const pipelineCalls: string[] = [];
 /** Set to make the pipeline's second step throw once. */
-export const pipelineFaults = { failSecondOnce: false };
+export const pipelineFaults = { failSecondOnce: false, waitForCancel: false };
 
 /** A resumable entry: two recorded steps. */
 export class Pipeline extends Agent {
@@ -102,6 +102,11 @@ export class Pipeline extends Agent {
       pipelineCalls.push("exclaim");
       // A worker that dies mid-step (resume-runs.test.ts kills the process while this waits).
       if (process.env["PIPELINE_HANG"] === "1") await new Promise<never>(() => undefined);
+      if (pipelineFaults.waitForCancel) {
+        const signal = currentSignal();
+        await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+        signal?.throwIfAborted();
+      }
       if (pipelineFaults.failSecondOnce) {
         pipelineFaults.failSecondOnce = false;
         throw new Error("the second step failed once");
