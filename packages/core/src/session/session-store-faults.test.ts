@@ -178,6 +178,20 @@ describe("waiting for a lock", () => {
     expect(() => new SessionStore({ path: ":memory:", busyTimeoutMs: Number.NaN })).toThrow(/busyTimeoutMs/);
   });
 
+  test("a run's lease writes (register, claim, release) wait through a lock another process holds, up to busyTimeoutMs", async () => {
+    const store = openStore({ busyTimeoutMs: 5_000 });
+    store.createSession("s1");
+    store.registerRun("run-1", "s1", "Job.run", 30_000);
+    const holder = startChild(["hold", store.location, "400"]);
+    await holder.waitFor("locked");
+    const started = Date.now();
+    // Given up after one 20 ms attempt, a finished run would stay "running" and be replayed later.
+    store.releaseRun("run-1", "completed", null);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(store.getRun("run-1")).toMatchObject({ state: "completed", owned: false });
+    expect((await holder.output).code).toBe(0);
+  });
+
   test("a 2 s lock held by another process: the event loop is never blocked for long, commitWithRetry commits once the lock is free", async () => {
     const store = openStore({ busyTimeoutMs: 10_000 });
     store.createSession("s1");

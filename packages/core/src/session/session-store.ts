@@ -80,6 +80,9 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
  */
 const openStores = new Set<string>();
 
+/** Something to sleep on between lease-write attempts (never notified). */
+const LOCK_PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * The persistent session store: an embedded SQLite database (through
  * `libsql`) in WAL mode, so other connections and processes read committed
@@ -303,13 +306,13 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
     checkRunArguments("SessionStore.registerRun", runId, leaseMs);
     checkSessionId("SessionStore.registerRun", sessionId);
-    this.call("registerRun", runId, sessionId, name, leaseMs, Date.now());
+    this.callThroughLocks(() => this.call("registerRun", runId, sessionId, name, leaseMs, Date.now()));
   }
 
   /** See {@link RunLeaseStore.claimRun}: a holder that is a dead process of this host frees the lease at once. */
   claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
     checkRunArguments("SessionStore.claimRun", runId, leaseMs, states);
-    return this.call("claimRun", runId, states, leaseMs, Date.now(), [...openStores]) as boolean;
+    return this.callThroughLocks(() => this.call("claimRun", runId, states, leaseMs, Date.now(), [...openStores])) as boolean;
   }
 
   renewRun(runId: string, leaseMs: number): boolean {
@@ -319,7 +322,24 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
 
   releaseRun(runId: string, state: RunState, reason: string | null): void {
     checkRunArguments("SessionStore.releaseRun", runId, undefined, [state]);
-    this.call("releaseRun", runId, state, reason, Date.now());
+    this.callThroughLocks(() => this.call("releaseRun", runId, state, reason, Date.now()));
+  }
+
+  /**
+   * A lease write, tried again while another connection holds the lock, up
+   * to `busyTimeoutMs`: a run's start, claim and end are small and rare, and
+   * one given up (a finished run left `running`) would be replayed later.
+   */
+  private callThroughLocks<R>(write: () => R): R {
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return write();
+      } catch (error) {
+        if (!(error instanceof SessionStoreBusyError) || Date.now() - started >= this.busyTimeoutMs) throw error;
+        Atomics.wait(LOCK_PAUSE, 0, 0, Math.min(20, 2 ** attempt));
+      }
+    }
   }
 
   getRun(runId: string): RunRecord | undefined {

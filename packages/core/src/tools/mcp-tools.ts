@@ -124,18 +124,41 @@ class McpToolSource {
   /** Rejecters of the calls waiting for the server's answer. */
   readonly #inFlight = new Set<(error: Error) => void>();
 
-  /** Calls the tool, failing the call when the client reports a transport error before the answer. */
+  /**
+   * Calls the tool, failing the call when the client reports a transport
+   * error before the answer. A call failed that way is also cancelled at the
+   * server (the SDK sends `notifications/cancelled` if the connection still
+   * stands), so a server that was only slow does not go on with it.
+   */
   call(name: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<object> {
     return new Promise<object>((resolve, reject) => {
-      const fail = (error: Error) => reject(error);
+      const request = new AbortController();
+      const onAbort = () => request.abort(signal?.reason);
+      if (signal?.aborted === true) request.abort(signal.reason);
+      else signal?.addEventListener("abort", onAbort, { once: true });
+      const settle = () => {
+        this.#inFlight.delete(fail);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const fail = (error: Error) => {
+        settle();
+        request.abort(error);
+        reject(error);
+      };
       this.#inFlight.add(fail);
-      this.client.callTool({ name, arguments: args }, undefined, signal === undefined ? {} : { signal }).then(
+      let pending: Promise<object>;
+      try {
+        pending = this.client.callTool({ name, arguments: args }, undefined, { signal: request.signal });
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
         (result) => {
-          this.#inFlight.delete(fail);
+          settle();
           resolve(result);
         },
         (error: unknown) => {
-          this.#inFlight.delete(fail);
+          settle();
           reject(error);
         },
       );
