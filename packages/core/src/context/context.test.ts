@@ -4,6 +4,7 @@ import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "../session/in-memory-session-store";
 import { SessionNodeWriter } from "../session/session-node-writer";
 import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
+import { currentReach, withReachBudget } from "../runtime/reach";
 import { Context, DELETE } from "./context";
 
 describe("Context map API", () => {
@@ -59,6 +60,19 @@ describe("Context binding", () => {
     const read = context.bind(async (suffix: string) => `${String(Context.current()?.get("user"))}${suffix}`);
     await expect(read("!")).resolves.toBe("ada!");
     expect(Context.current()).toBeUndefined();
+  });
+
+  it("bind(fn) keeps the caller's reach budget and agent nesting: work bound under a budget cannot escape it", async () => {
+    class Inner extends Agent {
+      depth(): { limit?: number; used?: number } {
+        const reach = currentReach();
+        return { limit: reach?.depth.limit, used: reach?.depth.used };
+      }
+    }
+    const context = new Context();
+    const bound = withReachBudget({ depth: 2, tokens: 50 }, () => context.bind(() => ({ tokens: currentReach()?.tokens.limit, inner: new Inner().depth() })));
+    // Called later, outside the budget's scope: still the budget of the call that bound it.
+    expect(bound()).toEqual({ tokens: 50, inner: { limit: 2, used: 1 } });
   });
 
   it("agents without their own Context inherit the caller's; Context blocks reach the model's user turn", async () => {

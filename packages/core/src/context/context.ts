@@ -241,6 +241,11 @@ export class Context implements Iterable<[string, unknown]> {
         signal: scope?.signal,
         region: scope?.region,
         steps: scope?.steps,
+        // The reach budget, the agent nesting and the trace go on as well: bound work is still the call's.
+        reach: scope?.reach,
+        agentDepth: scope?.agentDepth,
+        agent: scope?.agent,
+        ...(scope?.trace === undefined ? {} : { trace: scope.trace }),
       };
       return withFrameData(bound, fn, ...args);
     };
