@@ -12,12 +12,15 @@ export async function whileAwaitingApproval<T>(toolName: string, args: unknown, 
   const place = currentPlace();
   if (place === undefined) return wait();
   const { run } = place;
-  run.writer.update(run.runId, { metadata: { awaitingApproval: { toolName, args } } });
-  run.writer.flush();
+  // Parallel branches may wait for several approvals: the mark stays until the last one is decided.
+  if (run.pendingApprovals++ === 0) {
+    run.writer.update(run.runId, { metadata: { awaitingApproval: { toolName, args } } });
+    run.writer.flush();
+  }
   try {
     return await wait();
   } finally {
-    run.writer.update(run.runId, { metadata: { awaitingApproval: null } });
+    if (--run.pendingApprovals === 0) run.writer.update(run.runId, { metadata: { awaitingApproval: null } });
   }
 }
 

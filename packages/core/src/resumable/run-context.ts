@@ -109,6 +109,8 @@ export class RunContext {
    * lease). No step starts after that, and the attempt ends without writing.
    */
   leaseLost = false;
+  /** Tool calls of this attempt waiting for a person's approval now. */
+  pendingApprovals = 0;
   /** Finished steps given back from their saved results in this attempt. */
   replayed = 0;
 

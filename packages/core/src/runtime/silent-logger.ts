@@ -6,6 +6,8 @@ const drop = (): void => undefined;
  * The default logger of a Runtime when `REIN_LOG_LEVEL` is unset: it drops
  * everything and, unlike `pino({ level: "silent" })`, does not need pino
  * loaded (~14 ms of every import of `rein`). pino loads when a level is set.
+ * Setting its `level` later does not turn logging on: set REIN_LOG_LEVEL,
+ * or pass `logger` to the Runtime.
  * @internal
  */
 export const SILENT_LOGGER: Logger = {
@@ -18,6 +20,9 @@ export const SILENT_LOGGER: Logger = {
   trace: drop,
   silent: drop,
   isLevelEnabled: () => false,
+  flush: drop,
+  bindings: () => ({}),
+  setBindings: drop,
   child(): Logger {
     return SILENT_LOGGER;
   },
