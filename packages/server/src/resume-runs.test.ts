@@ -80,7 +80,7 @@ describe("resumable runs over HTTP", () => {
 
     pipelineFaults.waitForCancel = true;
     const resuming = app.request(`/v1/runs/${runId}/resume`, { method: "POST", headers: { ...policy, "X-Run-Id": "resume-request-1" } });
-    for (let i = 0; i < 200 && pipelineCalls.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 800 && pipelineCalls.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
     const cancel = await app.request("/v1/runs/resume-request-1/cancel", { method: "POST" });
     expect(cancel.status).toBe(200);
     const answer = await resuming;

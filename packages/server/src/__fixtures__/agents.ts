@@ -104,7 +104,7 @@ export class Pipeline extends Agent {
       if (process.env["PIPELINE_HANG"] === "1") await new Promise<never>(() => undefined);
       if (pipelineFaults.waitForCancel) {
         const signal = currentSignal();
-        await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+        if (signal !== undefined && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         signal?.throwIfAborted();
       }
       if (pipelineFaults.failSecondOnce) {
