@@ -115,8 +115,8 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     reach: scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach)),
     agentDepth: scope?.agentDepth ?? 0,
     agent: scope?.agent,
-    ...(trace === undefined ? {} : { trace }),
   };
+  if (trace !== undefined) (owner as { trace?: TraceScope }).trace = trace;
   const start = execution.totals.snapshot();
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
   let looped =

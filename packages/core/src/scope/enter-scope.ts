@@ -12,7 +12,7 @@ import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 import type { Span } from "@opentelemetry/api";
 import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
-import { endSpanWith, failSpan, withActiveSpan } from "../telemetry/tracing";
+import { endSpanWith, failSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
 const runInFrame = guard.runInFrame;
@@ -114,8 +114,9 @@ export function enterFunctionScope<A extends unknown[], R>(
       signal: parent?.signal,
       region: parent?.region,
       steps: parent?.steps,
-      trace: traced,
     };
+    // Only a traced scope carries the field: untraced scopes keep the one shape every other CallScope has (hot path).
+    if (traced !== undefined) (scope as { trace?: TraceScope }).trace = traced;
     if (call !== undefined) call.scope = scope;
     if (refusal === undefined) {
       const limits = owner?.scopeLimits;
