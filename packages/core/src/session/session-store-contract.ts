@@ -16,6 +16,7 @@
  */
 import { SessionNodeWriter } from "./session-node-writer";
 import type { SessionNode } from "./session-node";
+import { isRunLeaseStore, type RunLeaseStore } from "./run-leases";
 import type { SessionStoreLike, SessionWriteOperation } from "./session-store-like";
 import {
   SessionExistsError,
@@ -370,6 +371,66 @@ export function describeSessionStoreContract(name: string, makeStore: () => Sess
         store.commit("s1", [append(node("a", 0, { predecessor: "b" })), append(node("b", 1, { predecessor: "a" })), append(node("c", 2, { caller: "c" }))]);
         expect(ids(store.readAncestry("s1", "b"))).toEqual(["a", "b"]);
         expect(ids(store.readAncestry("s1", "c"))).toEqual(["c"]);
+      });
+    });
+
+    describe("run leases (resumable runs)", () => {
+      const leases = (): RunLeaseStore => {
+        expect(isRunLeaseStore(store)).toBe(true);
+        return store as unknown as RunLeaseStore;
+      };
+
+      test("registerRun records a running run owned under a lease; getRun and listRuns (oldest first, narrowed by state) show it", () => {
+        store.createSession("s1");
+        const runs = leases();
+        const before = Date.now();
+        runs.registerRun("run-a", "s1", "Job.run", 30_000);
+        runs.registerRun("run-b", "s1", "Job.other", 30_000);
+        expect(runs.getRun("run-a")).toMatchObject({ runId: "run-a", sessionId: "s1", name: "Job.run", state: "running", reason: null, owned: true });
+        expect(runs.getRun("run-a")!.leaseUntil!).toBeGreaterThanOrEqual(before + 30_000);
+        expect(runs.listRuns().map((run) => run.runId)).toEqual(["run-a", "run-b"]);
+        expect(runs.listRuns(["completed"])).toEqual([]);
+        expect(runs.getRun("no-such-run")).toBeUndefined();
+        expect(runs.claimRun("no-such-run", ["running"], 1_000)).toBe(false);
+      });
+
+      test("the holder renews its lease; a release records the state and reason and frees the lease; a live lease cannot be claimed", () => {
+        store.createSession("s1");
+        const runs = leases();
+        runs.registerRun("run-a", "s1", "Job.run", 30_000);
+        expect(runs.claimRun("run-a", ["running"], 30_000)).toBe(false);
+        expect(runs.renewRun("run-a", 60_000)).toBe(true);
+        expect(runs.getRun("run-a")!.leaseUntil!).toBeGreaterThan(Date.now() + 30_000);
+        runs.releaseRun("run-a", "paused", JSON.stringify({ kind: "pause", message: "asked to pause" }));
+        expect(runs.getRun("run-a")).toMatchObject({ state: "paused", owned: false, leaseUntil: null, reason: '{"kind":"pause","message":"asked to pause"}' });
+        expect(runs.renewRun("run-a", 30_000)).toBe(false);
+        expect(runs.listRuns(["paused", "interrupted"]).map((run) => run.runId)).toEqual(["run-a"]);
+        // A claim takes the run only from one of the states it names.
+        expect(runs.claimRun("run-a", ["interrupted"], 30_000)).toBe(false);
+        expect(runs.claimRun("run-a", ["paused"], 30_000)).toBe(true);
+        expect(runs.getRun("run-a")).toMatchObject({ state: "running", owned: true, reason: null });
+      });
+
+      test("an expired lease can be claimed", async () => {
+        store.createSession("s1");
+        const runs = leases();
+        runs.registerRun("run-a", "s1", "Job.run", 1);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(runs.claimRun("run-a", ["running"], 30_000)).toBe(true);
+        expect(runs.getRun("run-a")!.leaseUntil!).toBeGreaterThan(Date.now() + 20_000);
+      });
+
+      test("deleteSession deletes the session's runs; bad arguments are TypeErrors", () => {
+        store.createSession("s1");
+        store.createSession("s2");
+        const runs = leases();
+        runs.registerRun("run-a", "s1", "Job.run", 30_000);
+        runs.registerRun("run-b", "s2", "Job.run", 30_000);
+        store.deleteSession("s1");
+        expect(runs.listRuns().map((run) => run.runId)).toEqual(["run-b"]);
+        expect(() => runs.registerRun("", "s2", "Job.run", 30_000)).toThrow(TypeError);
+        expect(() => runs.claimRun("run-b", ["running"], -1)).toThrow(TypeError);
+        expect(() => runs.listRuns(["finished" as never])).toThrow(TypeError);
       });
     });
 
