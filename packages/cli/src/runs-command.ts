@@ -1,5 +1,6 @@
 import { extname, resolve } from "node:path";
-import { Agent, Context, isRunLeaseStore, type RunRecord, type RunState } from "rein";
+import { entryClassFor, type Entries } from "@rein/server";
+import { Context, isRunLeaseStore, type Agent, type RunRecord, type RunState } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
@@ -57,21 +58,6 @@ export interface ResumeCommandOptions {
   readonly env?: string;
 }
 
-/** The Agent class among the module's entries that resumes a run of `name` (`Pipeline.process`). */
-function classFor(entries: Record<string, unknown>, name: string): (new (options: object) => Agent) | undefined {
-  const dot = name.lastIndexOf(".");
-  const [className, method] = [name.slice(0, dot), name.slice(dot + 1)];
-  for (const pair of Object.values(entries)) {
-    const target: unknown = Array.isArray(pair) ? pair[0] : undefined;
-    if (typeof target !== "function" || !(target.prototype instanceof Agent)) continue;
-    if (typeof (target.prototype as unknown as Record<string, unknown>)[method] !== "function") continue;
-    for (let type: Function | null = target as Function; type !== null && type !== Agent; type = Object.getPrototypeOf(type) as Function | null) {
-      if (type.name === className) return target as new (options: object) => Agent;
-    }
-  }
-  return undefined;
-}
-
 /**
  * `rein runs resume <module> <runId>`: finishes a paused, cancelled, failed
  * or interrupted run on its original node, in this process, with an agent
@@ -95,7 +81,7 @@ export async function resumeCommand(io: CliIo, module: string, runId: string, op
   try {
     const record = isRunLeaseStore(store) ? store.getRun(runId) : undefined;
     if (record === undefined) throw new CliUsageError(`no run '${runId}' in ${store.location} (rein runs ls lists them)`);
-    const agentClass = classFor(entries, record.name);
+    const agentClass = entryClassFor(entries as Entries, record.name) as (new (options: object) => Agent) | undefined;
     if (agentClass === undefined) throw new CliUsageError(`${module} lists no entry of the class of ${record.name}`);
     const agent = new agentClass({ context: Context.forSession(store, record.sessionId), reach: reachFromFlags(options) });
     const result = await agent.resumeRun(runId, policy === undefined ? {} : { codeChangePolicy: policy });

@@ -11,6 +11,7 @@
 export { createServer } from "./create-server";
 export type { CreateServerOptions, RunResponse } from "./create-server";
 export { serve } from "./serve";
+export { entryClassFor } from "./resume-runs";
 export type { ServeOptions, ListenOptions, RunningServer } from "./serve";
 export type { Entry, Entries, EntryInit, EntryFactory, EntryClass } from "./entries";
 export type { ErrorBody, ErrorType } from "./http-error";

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { encodePolicyHeader, SessionStore, type RunRecord } from "rein";
 import { createServer } from "./create-server";
-import { pipelineCalls, pipelineFaults, resumableEntries } from "./__fixtures__/agents";
+import { entryClassFor } from "./index";
+import { Pipeline, pipelineCalls, pipelineFaults, resumableEntries } from "./__fixtures__/agents";
 
 const ROOT = resolve(__dirname, "..", "..", "..");
 let directory: string;
@@ -164,3 +165,11 @@ test("a server started after its predecessor was killed mid-run continues the ru
   // In the new process only the unfinished step ran.
   expect(calls).toEqual(["exclaim"]);
 }, 30_000);
+
+test("entryClassFor finds the class entry of a run by its name (subclasses too) and passes over anything else a module lists", () => {
+  class Special extends Pipeline {}
+  const entries = { odd: 42, text: "x", factory: [() => ({}), "process"], special: [Special, "process"] } as never;
+  expect(entryClassFor(entries, "Pipeline.process")).toBe(Special);
+  expect(entryClassFor(entries, "Pipeline.missing")).toBeUndefined();
+  expect(entryClassFor(entries, "Other.process")).toBeUndefined();
+});

@@ -17,17 +17,23 @@ export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
 }
 
 /**
- * The class entry that can resume a run of `name` (`Pipeline.process`): a
- * listed Agent class that is, or extends, the class named there and has
- * the method. Factory entries cannot be told apart, so they are not used.
- * @internal
+ * The class entry that can resume a run of `name` (`Pipeline.process`, a
+ * `RunRecord.name`): a listed Agent class that is, or extends, the class
+ * named there and has the method. Factory entries cannot be told apart, so
+ * they are not used. The server's resume route and `rein runs resume` use it.
+ * @example
+ * ```ts
+ * const Pipeline = entryClassFor(entries, store.getRun(runId)!.name);
+ * ```
  */
 export function entryClassFor(entries: Entries, name: string): EntryClass | undefined {
   const dot = name.lastIndexOf(".");
   const className = name.slice(0, dot);
   const method = name.slice(dot + 1);
-  for (const [target] of Object.values(entries)) {
-    if (!isAgentClass(target) || typeof (target.prototype as unknown as Record<string, unknown>)[method] !== "function") continue;
+  for (const entry of Object.values(entries) as unknown[]) {
+    // A module's entries come unchecked from `rein runs resume`: anything but [Class, "method"] is passed over.
+    const target: unknown = Array.isArray(entry) ? entry[0] : undefined;
+    if (typeof target !== "function" || !isAgentClass(target) || typeof (target.prototype as unknown as Record<string, unknown>)[method] !== "function") continue;
     for (let type: Function | null = target; type !== null && type !== Agent; type = Object.getPrototypeOf(type) as Function | null) {
       if (type.name === className) return target;
     }
