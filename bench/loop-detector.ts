@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { ToolLoopDetector } from "@rein/guard";
-import { ns, printTable } from "./measure";
+import { median, ns, printTable } from "./measure";
 
 const SIZES = [
   { label: "100 B", bytes: 100, iterations: 20_000 },
@@ -54,10 +54,6 @@ function measurePaired(
   return { baseline: median(baselines), operation: median(operations), ratio: median(ratios) };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 function payloadOf(bytes: number): string {
   const line = "lorem ipsum dolor sit amet, consectetur adipiscing elit 0123456789\n";

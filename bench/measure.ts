@@ -30,9 +30,15 @@ export async function measureAsync(operation: () => Promise<unknown>, iterations
   return median(rounds);
 }
 
-function median(values: number[]): number {
+/** Min, median (the middle value; the upper middle of an even count) and max: how every bench reports a spread. */
+export function minMedianMax(values: readonly number[]): { min: number; median: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  return { min: sorted[0]!, median: sorted[Math.floor(sorted.length / 2)]!, max: sorted[sorted.length - 1]! };
+}
+
+/** The median of {@link minMedianMax}. */
+export function median(values: readonly number[]): number {
+  return minMedianMax(values).median;
 }
 
 /** Formats ns with one decimal. */

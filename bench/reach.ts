@@ -30,7 +30,7 @@ import {
   resetMemorySample,
   type ReachBudget,
 } from "@rein/guard";
-import { printTable } from "./measure";
+import { minMedianMax, printTable } from "./measure";
 
 // The module object itself (an import namespace is read-only): the memory-read count patches its readFileSync.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -86,8 +86,7 @@ interface Figure {
 }
 
 function figure(values: readonly number[]): Figure {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0]!, median: sorted[Math.floor(sorted.length / 2)]!, max: sorted[sorted.length - 1]! };
+  return minMedianMax(values);
 }
 
 /** True once the last three batch figures agree within 3% of their median. */

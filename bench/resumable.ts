@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, Context, InMemorySessionStore, InterruptedError, SessionStore, step, type SessionStoreLike } from "@rein/core";
-import { printTable } from "./measure";
+import { minMedianMax, printTable } from "./measure";
 
 const STEPS_PER_ROUND = 2_000;
 const STEP_ROUNDS = 7;
@@ -58,11 +58,10 @@ class Bench extends Agent {
   }
 }
 
-const stats = (values: number[]): [number, number, number] => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return [sorted[0]!, sorted[Math.floor(sorted.length / 2)]!, sorted[sorted.length - 1]!];
+const format = (values: number[], unit: string, digits = 1): string => {
+  const { min, median, max } = minMedianMax(values);
+  return [min, median, max].map((value) => value.toFixed(digits)).join(" / ") + ` ${unit}`;
 };
-const format = (values: number[], unit: string, digits = 1): string => stats(values).map((value) => value.toFixed(digits)).join(" / ") + ` ${unit}`;
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();

@@ -14,6 +14,7 @@ import { SessionNodeWriter, selectHistory, type SessionNode, type SessionWriteOp
 import { PostgresSessionStore } from "../packages/store-postgres/src/postgres-session-store";
 import { directReadMicroseconds, freshSchemaName, runSql, startEmbeddedPostgres } from "../packages/store-postgres/src/__fixtures__/embedded-postgres";
 import { runStoreChildren } from "../packages/store-postgres/src/__fixtures__/run-children";
+import { minMedianMax } from "./measure";
 
 const TEXT = "The quick brown fox jumps over the lazy dog. ".repeat(4);
 const RUNS = 5;
@@ -26,8 +27,8 @@ function milliseconds(work: () => void): number {
 
 /** `min / median / max` of the values, formatted. */
 function spread(values: number[], format: (value: number) => string): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  return `${format(sorted[0]!)} / ${format(sorted[Math.floor(sorted.length / 2)]!)} / ${format(sorted[sorted.length - 1]!)}`;
+  const { min, median, max } = minMedianMax(values);
+  return `${format(min)} / ${format(median)} / ${format(max)}`;
 }
 
 const perSecond = (value: number): string => Math.round(value).toLocaleString("en-US");

@@ -26,13 +26,10 @@ import {
   type SessionWriteOperation,
 } from "../packages/core/src/session";
 import { postgresStoreFigures } from "./session-store-postgres";
+import { median, minMedianMax } from "./measure";
 
 const TEXT = "The quick brown fox jumps over the lazy dog. ".repeat(4);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 function time(work: () => void): number {
   const start = process.hrtime.bigint();
@@ -88,8 +85,8 @@ function operationsOf(count: number): SessionWriteOperation[] {
 
 /** "min / median / max" of times in ms. */
 function spread(values: number[]): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  return `${sorted[0]!.toFixed(1)} / ${median(values).toFixed(1)} / ${sorted[sorted.length - 1]!.toFixed(1)}`;
+  const { min, median, max } = minMedianMax(values);
+  return `${min.toFixed(1)} / ${median.toFixed(1)} / ${max.toFixed(1)}`;
 }
 
 /** Writes `count` nodes of {@link runNodes} into a new session, 5,000 per transaction, never all in memory at once. */

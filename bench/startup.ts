@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { printTable } from "./measure";
+import { minMedianMax as stats, printTable } from "./measure";
 
 const ROOT = join(__dirname, "..");
 const BIN = join(ROOT, "packages", "cli", "dist", "bin.js");
@@ -64,10 +64,6 @@ async function time(args: readonly string[], env: NodeJS.ProcessEnv, until?: () 
   return reached - start;
 }
 
-function stats(values: number[]): { min: number; median: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0]!, median: sorted[Math.floor(sorted.length / 2)]!, max: sorted.at(-1)! };
-}
 
 let work = "";
 

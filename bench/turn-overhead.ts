@@ -58,6 +58,7 @@ import {
 import { PostgresSessionStore } from "../packages/store-postgres/src/postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "../packages/store-postgres/src/__fixtures__/embedded-postgres";
 import { activeTracer } from "../packages/core/src/telemetry/tracing";
+import { minMedianMax as stats } from "./measure";
 
 const TURNS_PER_ROUND = 2_000;
 const ROUNDS = 7;
@@ -329,11 +330,6 @@ async function warmUp(turns: Turns): Promise<number> {
   }
 }
 
-const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
-const stats = (values: number[]) => {
-  const s = sorted(values);
-  return { min: s[0], median: s[Math.floor(s.length / 2)], max: s[s.length - 1] };
-};
 const us = (ns: number) => (ns / 1000).toFixed(1);
 
 export async function benchTurnOverhead(): Promise<number> {
