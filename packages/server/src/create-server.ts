@@ -123,6 +123,22 @@ export function createServer(options: CreateServerOptions): Hono {
   app.onError((error, c) => (error instanceof RequestError ? fail(c, error.type, error.message) : fail(c, "invalid_body", `request could not be handled: ${String((error as Error)?.message ?? error)}`)));
   app.notFound((c) => fail(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
 
+  /**
+   * What every request that starts work needs: the received budget (clamped;
+   * depth 0 left is a 403), the `traceparent` to continue, and the run id —
+   * the client's `X-Run-Id` (so it can cancel before the answer arrives) or
+   * a new one. A bad header is a typed 4xx through `app.onError`.
+   */
+  const admit = (c: HonoContext, work: string): { budget: ReachBudget; traceparent: string | undefined; runId: string } => {
+    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
+    if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
+    const proposed = c.req.header("x-run-id");
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
+      throw new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
+    }
+    return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomUUID() };
+  };
+
   app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
 
   app.post("/v1/agent/run", async (c) => {
@@ -132,14 +148,7 @@ export function createServer(options: CreateServerOptions): Hono {
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
       return fail(c, "not_found", `no entry '${body.entry}'; listed entries: ${Object.keys(entries).join(", ")}`);
     }
-    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
-    if (budget.depth === 0) return fail(c, "reach_exceeded", "reach exceeded: X-Agent-Policy has depth 0 left; this entry would use one level");
-    const traceparent = c.req.header("traceparent");
-    const proposed = c.req.header("x-run-id");
-    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
-      return fail(c, "invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
-    }
-    const runId = proposed ?? randomUUID();
+    const { budget, traceparent, runId } = admit(c, "this entry");
     const sessionId = body.sessionId ?? `run-${runId}`;
     const controller = new AbortController();
     state.runs.set(runId, controller);
@@ -176,7 +185,7 @@ export function createServer(options: CreateServerOptions): Hono {
         return { response: { ...base, result: value ?? null, status: "completed" } };
       } catch (error) {
         const err = error instanceof Error ? error : new Error(String(error));
-        const type = ReachError.isInstance(err) ? "reach_exceeded" : ProviderError.isInstance(err) ? "provider_error" : "run_error";
+        const type = errorTypeOf(err);
         const response: RunResponse = {
           runId,
           result: null,
@@ -268,15 +277,7 @@ export function createServer(options: CreateServerOptions): Hono {
     if (record === undefined) return fail(c, "not_found", `no resumable run '${id.slice(0, 200)}' in this server's store (GET /v1/runs lists them)`);
     const entry = entryClassFor(entries, record.name);
     if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${record.name}, which no listed class entry of this server serves`);
-    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
-    if (budget.depth === 0) return fail(c, "reach_exceeded", "reach exceeded: X-Agent-Policy has depth 0 left; resuming the run would use one level");
-    const traceparent = c.req.header("traceparent");
-    // As for a run: a client may choose the id it cancels by (POST /v1/runs/:X-Run-Id/cancel) before the answer arrives.
-    const proposed = c.req.header("x-run-id");
-    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
-      return fail(c, "invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
-    }
-    const requestId = proposed ?? randomUUID();
+    const { budget, traceparent, runId: requestId } = admit(c, "resuming the run");
     const controller = new AbortController();
     state.runs.set(requestId, controller);
     c.header("X-Run-Id", requestId);
@@ -295,7 +296,7 @@ export function createServer(options: CreateServerOptions): Hono {
       if (RunNotResumableError.isInstance(err)) return fail(c, "run_conflict", err.message);
       const status = RunPausedError.isInstance(err) ? "paused" : controller.signal.aborted ? "cancelled" : "error";
       // The same statuses as a run's: a reach refusal 403, a provider failure 502, anything else 200 with the error.
-      const type = status === "paused" ? "run_paused" : ReachError.isInstance(err) ? "reach_exceeded" : ProviderError.isInstance(err) ? "provider_error" : "run_error";
+      const type = status === "paused" ? "run_paused" : errorTypeOf(err);
       const httpStatus = type === "reach_exceeded" || type === "provider_error" ? STATUS_OF[type] : 200;
       return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message: err.message } })) as object, httpStatus);
     } finally {
@@ -315,6 +316,11 @@ export function createServer(options: CreateServerOptions): Hono {
 }
 
 const CANCELLED = Symbol("cancelled");
+
+/** The error type of a failed run: a reach refusal (403), a provider failure (502), or anything else (200 with the error). */
+function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "run_error" {
+  return ReachError.isInstance(error) ? "reach_exceeded" : ProviderError.isInstance(error) ? "provider_error" : "run_error";
+}
 
 function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
   try {
