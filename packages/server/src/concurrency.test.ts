@@ -1,15 +1,9 @@
 import { InMemorySessionStore, encodePolicyHeader } from "rein";
 import { createServer } from "./create-server";
 import { entries } from "./__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
 
-let savedSecret: string | undefined;
-beforeAll(() => {
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_POLICY_SECRET;
-});
-afterAll(() => {
-  if (savedSecret !== undefined) process.env.REIN_POLICY_SECRET = savedSecret;
-});
+withUnsignedPolicyHeaders();
 
 describe("1,000 concurrent scripted runs on one server", () => {
   it("each with its own budget and session: every result, budget and session holds only its own task", async () => {

@@ -1,6 +1,7 @@
 import { encodePolicyHeader, InMemorySessionStore } from "rein";
 import { createServer } from "./create-server";
 import { entries } from "./__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
 
 const header = (depth: number) => encodePolicyHeader({ depth });
 
@@ -12,14 +13,7 @@ function post(app: ReturnType<typeof createServer>, body: unknown, headers: Reco
   });
 }
 
-let savedSecret: string | undefined;
-beforeAll(() => {
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_POLICY_SECRET;
-});
-afterAll(() => {
-  if (savedSecret !== undefined) process.env.REIN_POLICY_SECRET = savedSecret;
-});
+withUnsignedPolicyHeaders();
 
 describe("createServer options", () => {
   it("rejects entries that are not [class or factory, method] at construction", () => {

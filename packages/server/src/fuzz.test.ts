@@ -2,15 +2,9 @@ import fc from "fast-check";
 import { encodePolicyHeader } from "rein";
 import { createServer } from "./create-server";
 import { Researcher, researcherFactory, Thrower } from "./__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
 
-let savedSecret: string | undefined;
-beforeAll(() => {
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_POLICY_SECRET;
-});
-afterAll(() => {
-  if (savedSecret !== undefined) process.env.REIN_POLICY_SECRET = savedSecret;
-});
+withUnsignedPolicyHeaders();
 
 // Entries whose runs cannot fail upstream (no provider failure → no 502 expected).
 const app = createServer({

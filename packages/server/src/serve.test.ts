@@ -2,15 +2,9 @@ import { InMemorySessionStore, encodePolicyHeader } from "rein";
 import { createServer } from "./create-server";
 import { serve, type RunningServer } from "./serve";
 import { entries } from "./__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
 
-let savedSecret: string | undefined;
-beforeAll(() => {
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_POLICY_SECRET;
-});
-afterAll(() => {
-  if (savedSecret !== undefined) process.env.REIN_POLICY_SECRET = savedSecret;
-});
+withUnsignedPolicyHeaders();
 
 interface Frame {
   event?: string;
