@@ -173,8 +173,8 @@ describe("sessions, graphs, cancel, healthz", () => {
   });
 
   it("POST /v1/runs/:id/cancel cancels a run in flight (id chosen by the client in X-Run-Id): it answers status cancelled", async () => {
-    const started = Date.now();
-    const running = post(app, { entry: "sleep", args: [5000] }, { "X-Agent-Policy": header(3), "X-Run-Id": "run-to-cancel" });
+    // The sleep (60 s) outlasts the test's timeout: an answer at all means the cancel ended it.
+    const running = post(app, { entry: "sleep", args: [60_000] }, { "X-Agent-Policy": header(3), "X-Run-Id": "run-to-cancel" });
     // wait until the run is in flight (under load the request may take a while to get there)
     for (let i = 0; i < 400; i++) {
       if (((await (await app.request("/healthz")).json()) as { runs: number }).runs > 0) break;
@@ -188,7 +188,6 @@ describe("sessions, graphs, cancel, healthz", () => {
     const response = await running;
     expect(response.headers.get("x-run-id")).toBe("run-to-cancel");
     expect(await response.json()).toMatchObject({ runId: "run-to-cancel", status: "cancelled" });
-    expect(Date.now() - started).toBeLessThan(2000);
     expect((await app.request("/v1/runs/run-to-cancel/cancel", { method: "POST" })).status).toBe(404);
   });
 

@@ -170,10 +170,8 @@ describe("locks and failed transactions", () => {
       store.createSession("s");
       await blocker.query("BEGIN");
       await blocker.query(`SELECT 1 FROM "${store.schema}".sessions WHERE id = 's' FOR UPDATE`);
-      const started = Date.now();
       const error = thrown(() => store.commit("s", [append("a")]));
       expect(SessionStoreBusyError.isInstance(error)).toBe(true);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
       expect((error as Error).message).toMatch(/is locked by another connection.*Nothing was written; retry later/);
       await blocker.query("ROLLBACK");
       expect(store.readNodes("s")).toEqual([]);

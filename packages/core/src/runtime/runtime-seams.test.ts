@@ -242,7 +242,7 @@ describe("nested agents keep their own settings", () => {
 });
 
 describe("cancellation reaches everything", () => {
-  it("a run whose provider ignores the signal settles within 100 ms of the abort; its running nodes end cancelled", async () => {
+  it("a run whose provider ignores the signal (never settles) still settles on the abort; its running nodes end cancelled", async () => {
     const { context, nodes } = sessionOf();
     const provider = deafProvider();
     class Asker extends Agent {
@@ -253,11 +253,10 @@ describe("cancellation reaches everything", () => {
     const controller = new AbortController();
     const asker = new Asker({ runtime: new Runtime({ provider }), context });
     const run = asker.go(controller.signal);
-    await settle(20);
-    const abortedAt = Date.now();
+    while (provider.calls === 0) await settle(5);
     controller.abort();
+    // The provider never answers: a run that waited for it would fail this test by its timeout.
     await expect(run).rejects.toMatchObject({ name: "AbortError" });
-    expect(Date.now() - abortedAt).toBeLessThan(100);
     expect(nodes().map((n) => [n.name, n.metadata["status"]])).toEqual([["Asker.go", "cancelled"]]);
   });
 
@@ -265,11 +264,13 @@ describe("cancellation reaches everything", () => {
     const { context, nodes, writer } = sessionOf();
     const seen: (AbortSignal | undefined)[] = [];
     let finishedLate = false;
+    let finishCrawl!: () => void;
+    const crawlMayFinish = new Promise<void>((resolve) => (finishCrawl = resolve));
     class Slow extends Agent {
       static methodOptions = { crawl: { tool: true, description: "Crawl." } };
       async crawl() {
         seen.push(currentSignal());
-        await settle(150); // ignores the signal
+        await crawlMayFinish; // ignores the signal: finishes only when the test lets it
         finishedLate = true;
         this.note();
         return "crawled";
@@ -281,18 +282,19 @@ describe("cancellation reaches everything", () => {
     const model = new ScriptedProvider([{ toolCalls: [{ name: "crawl" }] }, "done"]);
     const controller = new AbortController();
     const run = new Slow({ runtime: new Runtime({ provider: model }), context }).ask("crawl", { signal: controller.signal });
-    await settle(20);
-    const abortedAt = Date.now();
+    while (seen.length === 0) await settle(5);
     controller.abort();
     await expect(run).rejects.toMatchObject({ name: "AbortError" });
-    expect(Date.now() - abortedAt).toBeLessThan(100);
+    // The run settled while the tool was still running.
+    expect(finishedLate).toBe(false);
     expect(seen[0]?.aborted).toBe(true);
     writer.flush();
     const crawl = nodes().find((n) => n.name === "Slow.crawl");
     expect(crawl?.metadata["status"]).toBe("cancelled");
     // The abandoned method finishes later; nothing under the cancelled run is written afterwards.
     const before = nodes().length;
-    await settle(200);
+    finishCrawl();
+    await settle(50);
     expect(finishedLate).toBe(true);
     writer.flush();
     expect(nodes()).toHaveLength(before);
@@ -605,10 +607,9 @@ describe("cancellation belongs to the run that owns the signal", () => {
     const controller = new AbortController();
     const run = new Runtime({ provider: new ScriptedProvider(["hi"]) }).exec({ content: "x", context, signal: controller.signal });
     await settle(10);
-    const abortedAt = Date.now();
     controller.abort();
+    // The provider never resolves: a run that waited for it would fail this test by its timeout.
     await expect(run).rejects.toMatchObject({ name: "AbortError" });
-    expect(Date.now() - abortedAt).toBeLessThan(100);
   });
 
   it("a signal that fires after the run ended cancels nothing: detached work records as usual", async () => {

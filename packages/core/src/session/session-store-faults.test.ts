@@ -2,9 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import Database from "libsql";
-import { SessionStore } from "./session-store";
+import { BUSY_ATTEMPT_MS, SessionStore } from "./session-store";
 import type { SessionWriteOperation } from "./session-store-like";
 import {
   SessionNodeConflictError,
@@ -80,9 +79,13 @@ function captured(work: () => unknown): unknown {
   throw new Error("expected an error");
 }
 
-function startChild(args: string[], wrap?: (command: string[]) => string[]): { child: ChildProcess; output: Promise<{ lines: string[]; code: number | null; stderr: string }>; waitFor: (line: string) => Promise<void> } {
+function startChild(
+  args: string[],
+  wrap?: (command: string[]) => string[],
+  { stdin = false }: { stdin?: boolean } = {},
+): { child: ChildProcess; output: Promise<{ lines: string[]; code: number | null; stderr: string }>; waitFor: (line: string) => Promise<void> } {
   const command = wrap === undefined ? [process.execPath, ...NODE_ARGS, ...args] : wrap([process.execPath, ...NODE_ARGS, ...args]);
-  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env: CHILD_ENV, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env: CHILD_ENV, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   let buffered = "";
   let stderr = "";
@@ -112,6 +115,35 @@ function startChild(args: string[], wrap?: (command: string[]) => string[]): { c
   return { child, output, waitFor };
 }
 
+/**
+ * A child process that holds the write lock `holdMs`, returned once `store`
+ * itself has found the lock held (a short attempt that failed busy): the
+ * call a test makes right after starts while the lock is held, however
+ * loaded the machine. A child whose hold ran out before that check is
+ * replaced by a new one.
+ */
+async function lockedByAnotherProcess(store: SessionStore, holdMs = 1_000): Promise<ReturnType<typeof startChild>> {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const holder = startChild(["hold", store.location, String(holdMs)]);
+    await holder.waitFor("locked");
+    const probe = `probe-${attempt}`;
+    const error = (() => {
+      try {
+        store.createSession(probe);
+        return undefined;
+      } catch (failure) {
+        return failure;
+      }
+    })();
+    if (error instanceof SessionStoreBusyError) return holder;
+    if (error !== undefined) throw error;
+    // The lock was already given up: this machine is slower than holdMs.
+    await holder.output;
+    store.deleteSession(probe);
+  }
+  throw new Error(`five children in a row released the lock before this process could check it (held ${holdMs} ms each)`);
+}
+
 describe("a lock held by another connection", () => {
   test("createSession, setHead, commit and deleteSession fail with SessionStoreBusyError; the same store works once the lock is free", () => {
     const store = openStore();
@@ -127,13 +159,12 @@ describe("a lock held by another connection", () => {
         () => store.deleteSession("s1"),
         () => store.commit("s1", [{ kind: "update", id: "a", fields: { output: "x" } }]),
       ]) {
-        const started = performance.now();
         const error = captured(work);
         expect(error).toBeInstanceOf(SessionStoreBusyError);
         expect(SessionStoreError.isInstance(error)).toBe(true);
+        // One short attempt (BUSY_ATTEMPT_MS), not the whole busyTimeoutMs (5 s): the error reports the wait it was given.
+        expect((error as SessionStoreBusyError).waitedMs).toBe(BUSY_ATTEMPT_MS);
         expect((error as Error).message).toMatch(/is locked by another connection: gave up after 20 ms\. Nothing was written; retry later/);
-        // One short attempt (~20 ms), not the whole busyTimeoutMs (5 s); loose for a loaded machine.
-        expect(performance.now() - started).toBeLessThan(1000);
       }
       // Reads still work while another connection writes (WAL).
       expect(store.readNodes("s1").map((node) => node.id)).toEqual(["a"]);
@@ -182,57 +213,48 @@ describe("waiting for a lock", () => {
     const store = openStore({ busyTimeoutMs: 5_000 });
     store.createSession("s1");
     store.registerRun("run-1", "s1", "Job.run", 30_000);
-    const holder = startChild(["hold", store.location, "400"]);
-    await holder.waitFor("locked");
-    const started = Date.now();
-    // Given up after one 20 ms attempt, a finished run would stay "running" and be replayed later.
+    const holder = await lockedByAnotherProcess(store);
+    // Started while the lock is held: given up after one 20 ms attempt, a finished run would stay "running" and be replayed later.
     store.releaseRun("run-1", "completed", null);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
     expect(store.getRun("run-1")).toMatchObject({ state: "completed", owned: false });
     expect((await holder.output).code).toBe(0);
-  });
+  }, 60_000);
 
-  test("a 2 s lock held by another process: the event loop is never blocked for long, commitWithRetry commits once the lock is free", async () => {
-    const store = openStore({ busyTimeoutMs: 10_000 });
+  test("a lock held by another process until it is told: the event loop keeps turning while commitWithRetry waits, which commits once the lock is free", async () => {
+    const store = openStore({ busyTimeoutMs: 120_000 });
     store.createSession("s1");
-    const holder = startChild(["hold", store.location, "2000"]);
+    const holder = startChild(["hold-until-told", store.location], undefined, { stdin: true });
     await holder.waitFor("locked");
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    const started = Date.now();
-    const syncStarted = performance.now();
-    expect(() => store.createSession("s2")).toThrow(SessionStoreBusyError);
-    const syncMs = performance.now() - syncStarted;
-    const ticks = setInterval(() => undefined, 5);
-    const { seqs } = await store.commitWithRetry("s1", [append("a")]);
-    clearInterval(ticks);
-    delay.disable();
-    const waited = Date.now() - started;
-    const longestBlockMs = delay.max / 1e6;
-    console.log(`lock held 2 s by another process: commitWithRetry waited ${waited} ms; longest event-loop block ${longestBlockMs.toFixed(1)} ms; a synchronous call gave up after ${syncMs.toFixed(1)} ms`);
+    // A synchronous call gives up after its one short attempt.
+    const busy = captured(() => store.createSession("s2"));
+    expect(busy).toBeInstanceOf(SessionStoreBusyError);
+    expect((busy as SessionStoreBusyError).waitedMs).toBe(BUSY_ATTEMPT_MS);
+    let settled = false;
+    const committing = store.commitWithRetry("s1", [append("a")]).finally(() => (settled = true));
+    committing.catch(() => undefined);
+    // Timers and I/O run while the commit waits (the old store blocked the event loop for the whole wait).
+    let ticks = 0;
+    for (; ticks < 10; ticks++) await new Promise((done) => setTimeout(done, 10));
+    expect(ticks).toBe(10);
+    expect(settled).toBe(false);
+    // Only this process's own event loop can tell the holder to let go.
+    holder.child.stdin!.end("release\n");
+    await holder.waitFor("released");
+    const { seqs } = await committing;
     expect(seqs.get("a")).toBe(0);
-    expect(waited).toBeGreaterThan(1000);
-    // ~20 ms and ~5 ms here; the old store blocked for the whole wait (2 s). Loose for a loaded machine.
-    expect(syncMs).toBeLessThan(500);
-    expect(longestBlockMs).toBeLessThan(500);
     expect((await holder.output).code).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test("commitWithRetry gives up after busyTimeoutMs with SessionStoreBusyError; nothing is written", async () => {
     const store = openStore({ busyTimeoutMs: 300 });
     store.createSession("s1");
     const other = new Database(store.location);
     other.exec("BEGIN IMMEDIATE");
-    const started = Date.now();
-    // The lock is released only after the retry gave up, from the event loop.
-    const release = setTimeout(() => other.exec("COMMIT"), 2000);
+    // The lock is released only after commitWithRetry settled: a retry that never gave up would hang here.
     const error = await store.commitWithRetry("s1", [append("a")]).catch((failure: unknown) => failure);
-    const waited = Date.now() - started;
-    clearTimeout(release);
     other.exec("COMMIT");
     expect(error).toBeInstanceOf(SessionStoreBusyError);
     expect((error as SessionStoreBusyError).waitedMs).toBeGreaterThanOrEqual(300);
-    expect(waited).toBeLessThan(1500);
     expect(store.readNodes("s1")).toEqual([]);
     expect((await store.commitWithRetry("s1", [append("a")])).seqs.get("a")).toBe(0);
   });
@@ -255,16 +277,21 @@ describe("close", () => {
     expect(reopened.readNodes("s1").map((node) => node.id)).toEqual(["a"]);
   });
 
-  test("300 open/close cycles of one file under `ulimit -n 64`: descriptors back to zero after each close", async () => {
+  // A leak of one descriptor per cycle shows in the second count after a few cycles; the volume (hundreds of cycles) is in bench/session-store-open-close.ts.
+  test("20 open/close cycles of one file under `ulimit -n 64`: none left on the file after each close, and the process holds no more descriptors after the last cycle than after the first", async () => {
     const path = join(directory, "sessions.db");
-    const { output } = startChild(["cycles", path, "300"], (command) => ["sh", "-c", 'ulimit -n 64 && exec "$@"', "sh", ...command]);
+    const { output } = startChild(["cycles", path, "20"], (command) => ["sh", "-c", 'ulimit -n 64 && exec "$@"', "sh", ...command]);
     const { lines, code, stderr } = await output;
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    expect(lines).toHaveLength(300);
-    expect(new Set(lines)).toEqual(new Set(["fds 0"]));
+    expect(lines).toHaveLength(20);
+    const counts = lines.map((line) => line.split(" "));
+    expect(new Set(counts.map(([label, onFile]) => `${label} ${onFile}`))).toEqual(new Set(["fds 0"]));
+    const all = counts.map(([, , total]) => Number(total));
+    expect(all.every(Number.isInteger)).toBe(true);
+    expect(all.at(-1)).toBeLessThanOrEqual(all[0]!);
     const store = openStore({ path });
-    expect(store.getSession("s").nodeCount).toBe(300);
+    expect(store.getSession("s").nodeCount).toBe(20);
   }, 120_000);
 });
 
@@ -447,11 +474,9 @@ test("close waits out a short lock rather than drop what it must write, then rel
   const store = new SessionStore({ path: join(directory, "sessions.db"), shutdownFlush: false, busyTimeoutMs: 5_000 });
   store.createSession("s1");
   store.commit("s1", [append("c", null, { metadata: { status: "running" } })]);
-  const holder = startChild(["hold", store.location, "300"]);
-  await holder.waitFor("locked");
-  const started = Date.now();
+  const holder = await lockedByAnotherProcess(store);
+  // Started while the lock is held: a close that gave up would leave the call "running".
   store.close();
-  expect(Date.now() - started).toBeGreaterThanOrEqual(100);
   expect(descriptorsOn(store.location)).toBe(0);
   await holder.output;
   const check = openStore();

@@ -49,6 +49,8 @@ export interface RecordedRequest {
 export class FixtureServer {
   readonly requests: RecordedRequest[] = [];
   private readonly replies: FixtureReply[] = [];
+  /** Resolves when each connection ever accepted closes, one per connection, in the order they came. */
+  private readonly connectionClosings: Promise<void>[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -80,6 +82,9 @@ export class FixtureServer {
         void send(reply, response);
       });
     });
+    server.on("connection", (socket) => {
+      fixtureServer!.connectionClosings.push(new Promise((resolve) => socket.once("close", () => resolve())));
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     fixtureServer = new FixtureServer(server, `http://127.0.0.1:${port}`);
@@ -90,6 +95,20 @@ export class FixtureServer {
   reply(...replies: FixtureReply[]): this {
     this.replies.push(...replies);
     return this;
+  }
+
+  /** How many connections clients opened to this server so far. */
+  get connections(): number {
+    return this.connectionClosings.length;
+  }
+
+  /**
+   * Resolves once every connection opened so far has closed (an aborted
+   * request closes its own; a keep-alive one stays open). Unlike a
+   * request's `closed`, it covers a request aborted before its body arrived.
+   */
+  async allConnectionsClosed(): Promise<void> {
+    await Promise.all(this.connectionClosings);
   }
 
   /** Replies still queued (a test that expects every reply used checks this is 0). */

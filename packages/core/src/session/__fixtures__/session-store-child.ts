@@ -4,11 +4,14 @@
  *   (a top-level node and one node inside it) with `commitWithRetry`,
  *   printing `ack <id> <seq>` for each node once its commit returned.
  * - `cycles <db> <count>`: opens and closes a store on one file `count`
- *   times, printing `fds <n>` (open descriptors on the file) after each close.
+ *   times, printing `fds <n> <all>` after each close: the descriptors open on
+ *   the file (and its -wal / -shm), and all this process holds.
  * - `fault <scenario> <dir> [uid]`: drops to `uid` when given, then runs a
  *   fault scenario and prints one JSON line `{ name, message, ... }`.
  * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
  *   `locked`, holds it `ms` milliseconds, then commits and exits.
+ * - `hold-until-told <db>`: as `hold`, but holds the lock until a line (or
+ *   the end) arrives on stdin, then commits, prints `released` and exits.
  * - `signal <db>`: commits a running top-level node, queues two nodes in a
  *   manual writer (never flushed), prints `ready` and waits for a signal.
  * - `throughput <db> <session> <commits> <nodes> <startAt>`: waits until
@@ -76,7 +79,7 @@ async function main(): Promise<void> {
       if (cycle === 0) store.createSession("s");
       store.commit("s", [node(`n${cycle}`, null, null)]);
       store.close();
-      process.stdout.write(`fds ${descriptorsOn(path)}\n`);
+      process.stdout.write(`fds ${descriptorsOn(path)} ${readdirSync("/proc/self/fd").length}\n`);
     }
     return;
   }
@@ -118,6 +121,20 @@ async function main(): Promise<void> {
       process.stdout.write("released\n");
       process.exit(0);
     }, Number(ms));
+    return;
+  }
+  if (mode === "hold-until-told") {
+    const [path] = args as [string];
+    const db = new Database(path);
+    db.exec("BEGIN IMMEDIATE");
+    process.stdout.write("locked\n");
+    const release = (): void => {
+      db.exec("COMMIT");
+      process.stdout.write("released\n");
+      process.exit(0);
+    };
+    process.stdin.once("data", release);
+    process.stdin.once("end", release);
     return;
   }
   if (mode === "fault") {
