@@ -1,6 +1,7 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { Hono, type Context as HonoContext } from "hono";
 import {
+  CancelledError,
   Context,
   InMemorySessionStore,
   ProviderError,
@@ -19,7 +20,9 @@ import {
 } from "rein";
 import { checkEntries, instantiate, type Entries } from "./entries";
 import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
-import { STATUS_OF, errorBody, type ErrorType } from "./http-error";
+import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./http-error";
+import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
+import { STORE_UNAVAILABLE, fromStore, isStoreFault } from "./store-fault";
 import { registerState, type ServerState } from "./server-state";
 
 /**
@@ -47,6 +50,13 @@ export interface CreateServerOptions {
   readonly maxBodyBytes?: number;
   /** Interval of SSE heartbeat comments in ms. @default 15_000 */
   readonly heartbeatMs?: number;
+  /**
+   * Receives what a client is never shown: a store fault behind a 503
+   * `store_unavailable` (its message names files, hosts, ports), or an
+   * unexpected error behind a 400.
+   * @default one line on stderr: `rein server: <Name>: <message>`
+   */
+  readonly onInternalError?: (error: unknown) => void;
 }
 
 /**
@@ -71,23 +81,7 @@ export interface RunResponse {
   readonly error?: { readonly type: string; readonly name: string; readonly message: string };
 }
 
-interface RunBody {
-  readonly entry: string;
-  readonly args: unknown[];
-  readonly sessionId: string | undefined;
-}
-
-class RequestError extends Error {
-  constructor(
-    readonly type: ErrorType,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const RUN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const RUN_STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error", "completed"];
 
 /**
@@ -114,14 +108,26 @@ export function createServer(options: CreateServerOptions): Hono {
   const policy = options.reach ?? new ReachPolicy();
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const report = options.onInternalError ?? reportToStderr;
   const state: ServerState = { runs: new Map(), store, ownsStore, closing: false, entries, reach: policy };
   const app = new Hono();
   registerState(app, state);
 
-  const fail = (c: HonoContext, type: ErrorType, message: string) => c.json(errorBody(type, message), STATUS_OF[type]);
+  const fail = (c: HonoContext, type: ErrorType, message: string) => {
+    // The rest of an oversize body is never read: the connection closes after the answer.
+    if (type === "body_too_large") c.header("connection", "close");
+    return c.json(errorBody(type, message), STATUS_OF[type]);
+  };
+  const read = <R>(fn: () => R | Promise<R>) => fromStore(report, fn);
 
-  app.onError((error, c) => (error instanceof RequestError ? fail(c, error.type, error.message) : fail(c, "invalid_body", `request could not be handled: ${String((error as Error)?.message ?? error)}`)));
-  app.notFound((c) => fail(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => {
+    if (error instanceof RequestError) return fail(c, error.type, error.message);
+    report(error);
+    // Never the error's own message: it may name the database, or echo the request.
+    if (isStoreFault(error)) return fail(c, "store_unavailable", STORE_UNAVAILABLE);
+    return fail(c, "invalid_body", "the request could not be handled");
+  });
+  app.notFound((c) => fail(c, "not_found", `no route ${bounded(c.req.method, 16)} ${bounded(c.req.path)}`));
 
   /**
    * What every request that starts work needs: the received budget (clamped;
@@ -136,22 +142,24 @@ export function createServer(options: CreateServerOptions): Hono {
     if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
       throw new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
     }
-    return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomUUID() };
+    return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex") };
   };
 
   app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
 
   app.post("/v1/agent/run", async (c) => {
     if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
-    const body = await readBody(c.req.raw, c.req.header("content-length"), maxBodyBytes);
+    const body = await readRunBody(c.req.raw, c.req.header("content-length"), maxBodyBytes);
     const entry = entries[body.entry];
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
-      return fail(c, "not_found", `no entry '${body.entry}'; listed entries: ${Object.keys(entries).join(", ")}`);
+      return fail(c, "not_found", `no entry '${bounded(body.entry)}'; listed entries: ${bounded(Object.keys(entries).join(", "), 400)}`);
     }
     const { budget, traceparent, runId } = admit(c, "this entry");
     const sessionId = body.sessionId ?? `run-${runId}`;
     const controller = new AbortController();
     state.runs.set(runId, controller);
+    // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
+    const hangUp = onHangUp(c, controller);
     const usage = { inputTokens: 0, outputTokens: 0 };
     // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;
@@ -186,6 +194,7 @@ export function createServer(options: CreateServerOptions): Hono {
       } catch (error) {
         const err = error instanceof Error ? error : new Error(String(error));
         const type = errorTypeOf(err);
+        if (type === "store_unavailable") report(err);
         const response: RunResponse = {
           runId,
           result: null,
@@ -194,10 +203,11 @@ export function createServer(options: CreateServerOptions): Hono {
           sessionId,
           ...headOf(store, sessionId),
           budget,
-          error: { type, name: err.name, message: err.message },
+          error: { type, name: err.name, message: type === "store_unavailable" ? STORE_UNAVAILABLE : err.message },
         };
         return type === "run_error" ? { response } : { response, errorType: type };
       } finally {
+        hangUp();
         state.runs.delete(runId);
       }
     };
@@ -205,9 +215,11 @@ export function createServer(options: CreateServerOptions): Hono {
     c.header("X-Run-Id", runId);
     if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
       const encoder = new TextEncoder();
+      // Once the client hangs up the stream is cancelled: nothing may be written or closed after that
+      // (a close() on a cancelled stream throws "Controller is already closed" and took the process down).
+      let open = true;
       const stream = new ReadableStream<Uint8Array>({
         start(sink) {
-          let open = true;
           const write = (text: string) => {
             if (!open) return;
             try {
@@ -216,18 +228,30 @@ export function createServer(options: CreateServerOptions): Hono {
               open = false;
             }
           };
+          const end = () => {
+            if (!open) return;
+            open = false;
+            try {
+              sink.close();
+            } catch {
+              /* cancelled meanwhile */
+            }
+          };
           forward = (event) => write(`data: ${safeJson(event)}\n\n`);
           const heartbeat = setInterval(() => write(`: heartbeat\n\n`), heartbeatMs);
           heartbeat.unref?.();
-          void run().then(({ response }) => {
-            clearInterval(heartbeat);
-            write(`event: run-finish\ndata: ${safeJson(response)}\n\n`);
-            open = false;
-            sink.close();
-          });
+          void run()
+            .then(({ response }) => write(`event: run-finish\ndata: ${safeJson(response)}\n\n`))
+            .catch((error: unknown) => report(error))
+            .finally(() => {
+              clearInterval(heartbeat);
+              end();
+            });
         },
         cancel() {
+          open = false;
           forward = undefined;
+          controller.abort(new CancelledError("the client disconnected"));
         },
       });
       return new Response(stream, {
@@ -236,30 +260,34 @@ export function createServer(options: CreateServerOptions): Hono {
       });
     }
     const { response, errorType } = await run();
+    // The client is gone: no one to answer (the run was cancelled when it hung up).
+    if (c.req.raw.signal.aborted) return new Response(null, { status: 204 });
     return c.json(JSON.parse(safeJson(response)) as RunResponse, errorType === undefined ? 200 : STATUS_OF[errorType]);
   });
 
-  app.get("/v1/sessions/:id", (c) => {
+  app.get("/v1/sessions/:id", async (c) => {
     const id = c.req.param("id");
-    if (!SESSION_ID.test(id) || !store.hasSession(id)) return fail(c, "not_found", `no session '${id.slice(0, 200)}'`);
-    return c.json(JSON.parse(safeJson({ session: store.getSession(id), nodes: store.readNodes(id) })) as object);
+    if (!SESSION_ID.test(id) || !(await read(() => store.hasSession(id)))) return fail(c, "not_found", `no session '${bounded(id)}'`);
+    const session = await read(() => ({ session: store.getSession(id), nodes: store.readNodes(id) }));
+    return c.json(JSON.parse(safeJson(session)) as object);
   });
 
-  app.get("/v1/sessions/:id/graph", (c) => {
+  app.get("/v1/sessions/:id/graph", async (c) => {
     const id = c.req.param("id");
-    if (!SESSION_ID.test(id) || !store.hasSession(id)) return fail(c, "not_found", `no session '${id.slice(0, 200)}'`);
+    if (!SESSION_ID.test(id) || !(await read(() => store.hasSession(id)))) return fail(c, "not_found", `no session '${bounded(id)}'`);
     const format = c.req.query("format") ?? "json";
     if (format !== "json" && format !== "mermaid" && format !== "dot") return fail(c, "invalid_body", `format must be mermaid, dot or json, not '${format.slice(0, 50)}'`);
-    const graph = store.exportGraph(id, { format });
+    const graph = await read(() => store.exportGraph(id, { format }));
     return format === "json" ? c.body(graph, 200, { "content-type": "application/json" }) : c.text(graph);
   });
 
-  app.get("/v1/runs", (c) => {
+  app.get("/v1/runs", async (c) => {
     const asked = c.req.query("state");
     const states = asked === undefined || asked === "" ? undefined : asked.split(",");
     const unknown = states?.find((item) => !RUN_STATES.includes(item as RunState));
     if (unknown !== undefined) return fail(c, "invalid_body", `state must be a comma-separated list of ${RUN_STATES.join(", ")}; '${unknown.slice(0, 50)}' is not one`);
-    return c.json(JSON.parse(safeJson({ runs: runsOf(store)?.listRuns(states as RunState[] | undefined) ?? [] })) as object);
+    const runs = await read(() => runsOf(store)?.listRuns(states as RunState[] | undefined) ?? []);
+    return c.json(JSON.parse(safeJson({ runs })) as object);
   });
 
   app.post("/v1/runs/:id/resume", async (c) => {
@@ -273,13 +301,14 @@ export function createServer(options: CreateServerOptions): Hono {
     if (policyName !== undefined && policyName !== "keep_original" && policyName !== "use_latest") {
       return fail(c, "invalid_body", 'body.codeChangePolicy must be "keep_original" or "use_latest"');
     }
-    const record = RUN_ID.test(id) ? runsOf(store)?.getRun(id) : undefined;
-    if (record === undefined) return fail(c, "not_found", `no resumable run '${id.slice(0, 200)}' in this server's store (GET /v1/runs lists them)`);
+    const record = RUN_ID.test(id) ? await read(() => runsOf(store)?.getRun(id)) : undefined;
+    if (record === undefined) return fail(c, "not_found", `no resumable run '${bounded(id)}' in this server's store (GET /v1/runs lists them)`);
     const entry = entryClassFor(entries, record.name);
-    if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${record.name}, which no listed class entry of this server serves`);
+    if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${bounded(record.name, 200)}, which no listed class entry of this server serves`);
     const { budget, traceparent, runId: requestId } = admit(c, "resuming the run");
     const controller = new AbortController();
     state.runs.set(requestId, controller);
+    const hangUp = onHangUp(c, controller);
     c.header("X-Run-Id", requestId);
     const base = { runId: id, sessionId: record.sessionId, budget };
     try {
@@ -295,11 +324,14 @@ export function createServer(options: CreateServerOptions): Hono {
       const err = error instanceof Error ? error : new Error(String(error));
       if (RunNotResumableError.isInstance(err)) return fail(c, "run_conflict", err.message);
       const status = RunPausedError.isInstance(err) ? "paused" : controller.signal.aborted ? "cancelled" : "error";
-      // The same statuses as a run's: a reach refusal 403, a provider failure 502, anything else 200 with the error.
+      // The same statuses as a run's: a reach refusal 403, a provider failure 502, a store fault 503, anything else 200 with the error.
       const type = status === "paused" ? "run_paused" : errorTypeOf(err);
-      const httpStatus = type === "reach_exceeded" || type === "provider_error" ? STATUS_OF[type] : 200;
-      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message: err.message } })) as object, httpStatus);
+      if (type === "store_unavailable") report(err);
+      const message = type === "store_unavailable" ? STORE_UNAVAILABLE : err.message;
+      const httpStatus = type === "reach_exceeded" || type === "provider_error" || type === "store_unavailable" ? STATUS_OF[type] : 200;
+      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message } })) as object, httpStatus);
     } finally {
+      hangUp();
       state.runs.delete(requestId);
     }
   });
@@ -307,7 +339,7 @@ export function createServer(options: CreateServerOptions): Hono {
   app.post("/v1/runs/:id/cancel", (c) => {
     const id = c.req.param("id");
     const controller = state.runs.get(id);
-    if (controller === undefined) return fail(c, "not_found", `no run '${id.slice(0, 200)}' in flight`);
+    if (controller === undefined) return fail(c, "not_found", `no run '${bounded(id)}' in flight`);
     controller.abort(new Error(`run ${id} cancelled by request`));
     return c.json({ runId: id, status: "cancelling" });
   });
@@ -317,9 +349,30 @@ export function createServer(options: CreateServerOptions): Hono {
 
 const CANCELLED = Symbol("cancelled");
 
-/** The error type of a failed run: a reach refusal (403), a provider failure (502), or anything else (200 with the error). */
-function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "run_error" {
-  return ReachError.isInstance(error) ? "reach_exceeded" : ProviderError.isInstance(error) ? "provider_error" : "run_error";
+/** The error type of a failed run: a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
+function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
+  if (ReachError.isInstance(error)) return "reach_exceeded";
+  if (ProviderError.isInstance(error)) return "provider_error";
+  return isStoreFault(error) ? "store_unavailable" : "run_error";
+}
+
+/**
+ * Cancels `controller` when the client of `c` hangs up before its answer
+ * (`@hono/node-server` aborts the request's signal when the connection
+ * closes first); returns the function that stops listening.
+ */
+function onHangUp(c: HonoContext, controller: AbortController): () => void {
+  const signal = c.req.raw.signal;
+  const cancel = () => controller.abort(new CancelledError("the client disconnected"));
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  return () => signal.removeEventListener("abort", cancel);
+}
+
+/** The default of `onInternalError`: one line on stderr, never sent to a client. */
+function reportToStderr(error: unknown): void {
+  const line = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  process.stderr.write(`rein server: ${line.split("\n")[0]}\n`);
 }
 
 function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
@@ -356,43 +409,4 @@ function receivedBudget(header: string | undefined, mint: boolean, policy: Reach
   } catch (error) {
     throw new RequestError("invalid_policy", `X-Agent-Policy is not valid: ${(error as Error).message}`);
   }
-}
-
-/** Reads a JSON object body (UTF-8, at most `limit` bytes); an empty body reads as `{}` when `emptyIs` is given. */
-async function readJsonObject(request: Request, contentLength: string | undefined, limit: number, shape: string, emptyIs?: object): Promise<Record<string, unknown>> {
-  if (contentLength !== undefined && Number(contentLength) > limit) throw new RequestError("body_too_large", `body is larger than ${limit} bytes`);
-  let text: string;
-  try {
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    if (bytes.byteLength > limit) throw new RequestError("body_too_large", `body is larger than ${limit} bytes`);
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch (error) {
-    if (error instanceof RequestError) throw error;
-    throw new RequestError("invalid_body", "body must be UTF-8 JSON");
-  }
-  if (emptyIs !== undefined && text.trim() === "") return { ...emptyIs };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new RequestError("invalid_body", `body must be JSON: ${shape}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new RequestError("invalid_body", `body must be a JSON object: ${shape}`);
-  return parsed as Record<string, unknown>;
-}
-
-async function readBody(request: Request, contentLength: string | undefined, limit: number): Promise<RunBody> {
-  const body = await readJsonObject(request, contentLength, limit, "{ entry, args? | task?, sessionId? }");
-  for (const key of Object.keys(body)) {
-    if (key !== "entry" && key !== "args" && key !== "task" && key !== "sessionId") throw new RequestError("invalid_body", `body.${key.slice(0, 50)} is not a known field (entry, args, task, sessionId)`);
-  }
-  if (typeof body["entry"] !== "string" || body["entry"] === "") throw new RequestError("invalid_body", "body.entry must be a non-empty string naming a listed entry");
-  if (body["args"] !== undefined && body["task"] !== undefined) throw new RequestError("invalid_body", "body.args and body.task are exclusive: pass one");
-  if (body["args"] !== undefined && !Array.isArray(body["args"])) throw new RequestError("invalid_body", "body.args must be an array of the method's arguments");
-  const sessionId = body["sessionId"];
-  if (sessionId !== undefined && (typeof sessionId !== "string" || !SESSION_ID.test(sessionId))) {
-    throw new RequestError("invalid_body", "body.sessionId must be 1-128 characters of A-Z a-z 0-9 . _ : -");
-  }
-  const args = Array.isArray(body["args"]) ? (body["args"] as unknown[]) : body["task"] !== undefined ? [body["task"]] : [];
-  return { entry: body["entry"], args, sessionId: sessionId as string | undefined };
 }

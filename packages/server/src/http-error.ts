@@ -11,9 +11,10 @@ export interface ErrorBody {
 
 /**
  * The `type` of an {@link ErrorBody}; each maps to one status code
- * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400; `reach_exceeded`
- * 403; `not_found` 404; `run_conflict` 409; `body_too_large` 413;
- * `provider_error` 502; `shutting_down` 503).
+ * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400;
+ * `unauthorized` 401; `forbidden`, `reach_exceeded` 403; `not_found` 404;
+ * `run_conflict` 409; `body_too_large` 413; `provider_error` 502;
+ * `shutting_down`, `store_unavailable` 503).
  * @example
  * ```ts
  * if (body.error.type === "reach_exceeded") return fallback();
@@ -24,28 +25,53 @@ export type ErrorType =
   | "invalid_policy"
   | "invalid_run_id"
   | "missing_policy"
+  | "unauthorized"
+  | "forbidden"
   | "reach_exceeded"
   | "not_found"
   | "run_conflict"
   | "body_too_large"
   | "provider_error"
-  | "shutting_down";
+  | "shutting_down"
+  | "store_unavailable";
 
 /** @internal the status of each error type. */
-export const STATUS_OF: Readonly<Record<ErrorType, 400 | 403 | 404 | 409 | 413 | 502 | 503>> = {
+export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 | 413 | 502 | 503>> = {
   invalid_body: 400,
   invalid_policy: 400,
   invalid_run_id: 400,
   missing_policy: 400,
+  unauthorized: 401,
+  forbidden: 403,
   reach_exceeded: 403,
   not_found: 404,
   run_conflict: 409,
   body_too_large: 413,
   provider_error: 502,
   shutting_down: 503,
+  store_unavailable: 503,
 };
 
 /** @internal builds an {@link ErrorBody}. */
 export function errorBody(type: ErrorType, message: string): ErrorBody {
   return { error: { type, message } };
+}
+
+/** @internal a request the server refuses with a typed 4xx/503, thrown from anywhere inside a route and answered by `app.onError`. */
+export class RequestError extends Error {
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * @internal `text` (a value the client sent) cut to at most `max`
+ * characters for an error message, saying how long it was: no answer echoes
+ * unbounded input.
+ */
+export function bounded(text: string, max = 64): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 }

@@ -26,6 +26,25 @@ export interface ListenOptions {
    * @default true
    */
   readonly resumeInterrupted?: boolean;
+  /**
+   * How long a client has to send a request's headers from the moment it
+   * connects (or from the end of its previous request); then the server
+   * answers 408 and closes the connection.
+   * @default 10_000
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * How long a client has, after the headers' time, to send the body: the
+   * whole request must arrive within `headersTimeoutMs + bodyTimeoutMs`
+   * (Node's `requestTimeout`), else 408 and the connection is closed. It
+   * bounds receiving only: a long run's answer is not cut.
+   * @default 30_000
+   */
+  readonly bodyTimeoutMs?: number;
+  /** How long a kept-alive connection may sit idle between requests before it is closed. @default 5_000 */
+  readonly idleTimeoutMs?: number;
+  /** The most connections open at once; one more is closed as soon as it is accepted. @default 1_024 */
+  readonly maxConnections?: number;
 }
 
 /**
@@ -88,9 +107,17 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const graceMs = options.graceMs ?? 10_000;
+  const limits = connectionLimits(options);
   const state = stateOf(app);
   return new Promise((resolve, reject) => {
-    const server = nodeServe({ fetch: app.fetch, port: options.port ?? 0, hostname }, (info: AddressInfo) => {
+    const serverOptions = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+      keepAliveTimeout: limits.idleTimeoutMs,
+      // Node checks the two request timeouts on this interval (30 s by default): check often enough for them to hold.
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.bodyTimeoutMs) / 4))),
+    };
+    const server = nodeServe({ fetch: app.fetch, port: options.port ?? 0, hostname, serverOptions }, (info: AddressInfo) => {
       let closing: Promise<void> | undefined;
       resolve({
         port: info.port,
@@ -121,8 +148,23 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
           })()),
       });
     });
+    (server as HttpServer).maxConnections = limits.maxConnections;
     server.once("error", reject);
   });
+}
+
+/** The connection limits of {@link ListenOptions}, checked: each a positive integer. */
+function connectionLimits(options: ListenOptions): Required<Pick<ListenOptions, "headersTimeoutMs" | "bodyTimeoutMs" | "idleTimeoutMs" | "maxConnections">> {
+  const limits = {
+    headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
+    maxConnections: options.maxConnections ?? 1_024,
+  };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`serve(options): ${name} must be a positive integer, got ${String(value).slice(0, 40)}`);
+  }
+  return limits;
 }
 
 /** Continues interrupted runs as one more run in flight: shutdown waits for it, then cancels it. */
