@@ -4,6 +4,8 @@
  * @packageDocumentation
  */
 export { Agent } from "./agent/agent";
+export { isAgentClass } from "./agent/agent-brand";
+export type { AgentClass } from "./agent/agent-brand";
 export { ChatAgent } from "./agent/chat-agent";
 export type { TurnRequest, TurnOptions, TurnResult, TurnStatus, TurnContinuation, ResumeTurnOptions } from "./agent/turns";
 export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort, InferOutput } from "./agent/agent";

@@ -32,6 +32,7 @@ import { createProvider } from "@rein/providers";
 // @rein/core
 export {
   Agent,
+  isAgentClass,
   ChatAgent,
   RunStream,
   currentReach,
@@ -126,6 +127,7 @@ export type {
   ExecutionOptions,
   RunPauseKind,
   AgentOptions,
+  AgentClass,
   AgentClassDefaults,
   AskOptions,
   AgentSpec,

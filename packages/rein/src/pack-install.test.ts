@@ -245,3 +245,40 @@ serve({ entries, mintRootBudget: true }).then(async (server) => {
     expect(result.stdout.trim()).toBe("function");
   });
 });
+
+describe("docs/cli.md 'Try it', in this monorepo: the built CLI serves a .ts module whose `rein` is the sources", () => {
+  it("rein serve examples/cli-chain.ts --mint-root-budget: POST { entry: \"plan\" } completes (two copies of core: the brand, not instanceof, tells a class from a factory)", async () => {
+    const store = join(mkdtempSync(join(tmpdir(), "rein-try-it-")), "sessions.db");
+    const child = spawn(process.execPath, [join(ROOT, "packages", "cli", "dist", "bin.js"), "serve", "examples/cli-chain.ts", "--port", "0", "--mint-root-budget", "--store", store], {
+      cwd: ROOT,
+      env: { ...cleanEnv(), TSX_TSCONFIG_PATH: "tsconfig.test.json", CLI_CHAIN_PAUSE_MS: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const exited = new Promise<number | null>((done) => child.once("close", (code) => done(code)));
+    const url = await new Promise<string>((found, fail) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+        const listening = /on (http:\/\/[^\s]+) /.exec(output);
+        if (listening !== null) found(listening[1]!);
+      });
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      void exited.then((code) => fail(new Error(`rein serve exited (${code}) before listening:\n${output}`)));
+    });
+    try {
+      const response = await fetch(`${url}/v1/agent/run`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ entry: "plan", task: "recursion" }),
+      });
+      const body = (await response.json()) as { status: string; result?: unknown; error?: unknown };
+      expect(body).toMatchObject({ status: "completed", result: expect.stringContaining("Recursion") });
+      expect(response.status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    // SIGTERM: a graceful shutdown, exit 0, as the page says.
+    expect(await exited).toBe(0);
+    rmSync(join(store, ".."), { recursive: true, force: true });
+  }, 120_000);
+});

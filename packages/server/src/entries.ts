@@ -1,4 +1,4 @@
-import { Agent, type RunEventListener } from "rein";
+import { isAgentClass as isBrandedAgentClass, type Agent, type RunEventListener } from "rein";
 
 /**
  * What a factory entry receives for one request: a listener for the run's
@@ -72,9 +72,14 @@ export function checkEntries(entries: unknown): asserts entries is Entries {
   }
 }
 
-/** @internal true for an Agent subclass (constructed), false for a factory (called). */
+/**
+ * @internal true for an Agent subclass (constructed), false for a factory
+ * (called). By the class brand, not `instanceof`: the module's classes may
+ * come from another copy of `@rein/core` than this server's (its sources
+ * beside the built server, or two installed versions).
+ */
 export function isAgentClass(target: EntryClass | EntryFactory | Function): target is EntryClass {
-  return typeof target === "function" && target.prototype instanceof Agent;
+  return isBrandedAgentClass(target);
 }
 
 /** @internal the object an entry calls for one request. */

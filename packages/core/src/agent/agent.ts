@@ -15,6 +15,7 @@ import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions
 import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-options";
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
+import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
 import type { MethodOptions } from "./method-options";
 import { methodTool, type ToolApprover } from "./method-tool";
@@ -159,6 +160,8 @@ let defaultRuntime: Runtime | undefined;
  * ```
  */
 export class Agent<Output = string> implements ScopeOwner {
+  /** Marks Agent classes across copies of `@rein/core` (see {@link isAgentClass}); subclasses inherit it. */
+  static readonly [AGENT_CLASS_BRAND] = true;
   readonly #options: AgentOptions;
   readonly #classInfo: ClassInfo;
   #ownContext: Context | undefined;
