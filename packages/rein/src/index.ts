@@ -295,6 +295,7 @@ export {
   encodePolicyHeader,
   decodePolicyHeader,
   passOnBudget,
+  narrowBudget,
   clampBudget,
   POLICY_HEADER_NAME,
   MAX_POLICY_HEADER_LENGTH,

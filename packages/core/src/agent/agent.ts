@@ -9,7 +9,7 @@ import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
 import type { RunResult } from "../runtime/run-result";
 import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
-import { TurnPause, type PausedRun, type RunResumption } from "../runtime/turn-pause";
+import type { PausedRun, RunResumption } from "../runtime/turn-pause";
 import type { ScopeOwner } from "../scope/enter-scope";
 import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions } from "../resumable/resume-run";
 import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-options";
@@ -371,24 +371,24 @@ export class Agent<Output = string> implements ScopeOwner {
       ...(options.onEvent === undefined ? {} : { listener: { deliver: options.onEvent, gate: () => undefined } }),
     };
     const writer = context.store;
+    let result;
     try {
-      const result = await this.runtime.exec(exec);
-      return turnResult(result.run, writer);
+      result = await this.runtime.exec(exec);
     } catch (error) {
-      const result = turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
-      if (!(error instanceof TurnPause)) return result;
-      const waiting = error.paused.pending[0];
-      const continuation: TurnContinuation = {
-        version: 1,
-        reason: error.paused.reason,
-        sessionId: writer?.sessionId,
-        ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),
-        // A JSON round trip: the continuation is data, whatever the content blocks held.
-        run: JSON.parse(JSON.stringify(error.paused)) as PausedRun,
-      };
-      const { error: _pause, ...paused } = result;
-      return { ...paused, status: "paused", continuation };
+      return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
     }
+    const stopped = result.paused;
+    if (stopped === undefined) return turnResult(result.run, writer);
+    const waiting = stopped.pending[0];
+    const continuation: TurnContinuation = {
+      version: 1,
+      reason: stopped.reason,
+      sessionId: writer?.sessionId,
+      ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),
+      // A JSON round trip: the continuation is data, whatever the content blocks held.
+      run: JSON.parse(JSON.stringify(stopped)) as PausedRun,
+    };
+    return { ...turnResult(result.run, writer), status: "paused", continuation };
   }
 
   /**
@@ -549,6 +549,6 @@ function turnResult(run: RunResult, writer: Context["store"]): TurnResult {
     requests: run.requests,
     sessionId: writer?.sessionId,
     headId,
-    ...(run.status === "completed" ? {} : { error: run.error }),
+    ...(run.status === "completed" || run.status === "paused" ? {} : { error: run.error }),
   };
 }

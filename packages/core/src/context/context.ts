@@ -2,7 +2,7 @@ import { withFrameData } from "@rein/guard";
 import { ContextProviderError } from "../errors/core-errors";
 import { checkContextArguments, checkForSessionArguments } from "../options/context-options-schema";
 import type { TextBlock } from "../model/content";
-import { currentScope, type CallScope } from "../scope/call-scope";
+import { currentScope, deriveScope } from "../scope/call-scope";
 import type { SessionNode } from "../session/session-node";
 import { SessionNodeWriter } from "../session/session-node-writer";
 import { SessionExistsError } from "../session/session-errors";
@@ -229,24 +229,12 @@ export class Context implements Iterable<[string, unknown]> {
       // Under an `expose: "hidden"` call, bound work on the silenced store records nothing either;
       // neither does work of a run that was cancelled meanwhile.
       const silenced = store !== undefined && (scope?.suppressed === store || scope?.region?.closed === true);
-      const bound: CallScope = {
+      // Everything else of the captured call goes on (reach, agent nesting, run ledger, trace): bound work is still the call's.
+      const bound = deriveScope(scope, {
         context: this,
-        execution: scope?.execution,
-        events: scope?.events,
-        fn: scope?.fn,
         writer: silenced ? undefined : store,
         cursor: !silenced && scope?.cursor?.writer === store ? scope?.cursor : undefined,
-        toolCall: undefined,
-        suppressed: scope?.suppressed,
-        signal: scope?.signal,
-        region: scope?.region,
-        steps: scope?.steps,
-        // The reach budget, the agent nesting and the trace go on as well: bound work is still the call's.
-        reach: scope?.reach,
-        agentDepth: scope?.agentDepth,
-        agent: scope?.agent,
-        ...(scope?.trace === undefined ? {} : { trace: scope.trace }),
-      };
+      });
       return withFrameData(bound, fn, ...args);
     };
   }

@@ -1,9 +1,9 @@
 import type { ContentBlock, Message } from "../model/content";
 import { textOf } from "../model/content";
-import type { ModelProvider } from "../model/model-provider";
 import type { Logger } from "pino";
-import { abortReason, raceSignal } from "./cancellation";
-import type { Execution, StepBudget } from "./execution";
+import { ReachError } from "@rein/guard";
+import { abortReason } from "./cancellation";
+import { sendModelRequest, type RequestSite } from "./model-request-gate";
 
 /** What compaction produced. */
 export interface Compaction {
@@ -23,7 +23,8 @@ const TRUNCATED_CHARS = 2_000;
 /**
  * Replaces the oldest part of a loop's conversation with a summary: the
  * messages before the latest assistant turn are summarized by one tools-off
- * model request (truncated deterministically when that request fails), and
+ * model request through the run's request gate (truncated deterministically
+ * when that request fails; a reach refusal or an abort ends the run), and
  * the conversation restarts from a user turn holding `leading` blocks (the
  * situational prefix) and the summary. Returns undefined when there is
  * nothing older than the latest turn to compact.
@@ -31,7 +32,7 @@ const TRUNCATED_CHARS = 2_000;
 export async function compactConversation(
   messages: readonly Message[],
   leading: readonly ContentBlock[],
-  options: { provider: ModelProvider; model: string; execution: Execution; steps: StepBudget; logger: Logger; signal: AbortSignal | undefined },
+  options: { site: RequestSite; model: string; logger: Logger },
 ): Promise<Compaction | undefined> {
   let cut = -1;
   for (let i = messages.length - 1; i > 0; i--) {
@@ -45,22 +46,27 @@ export async function compactConversation(
   const transcript = older.map((message) => `${message.role.toUpperCase()}: ${render(message.content)}`).join("\n\n");
   let summary: string;
   let truncated = false;
+  const { site } = options;
   try {
-    options.execution.step(options.steps);
-    const response = await raceSignal(options.provider.complete(
-      {
+    // Through the run's one request gate: counted in its steps, its reach budget and its ledger, like any request.
+    const { response } = await sendModelRequest(site, {
+      request: {
         model: options.model,
         system: SUMMARY_INSTRUCTIONS,
         messages: [{ role: "user", content: [{ type: "text", text: `Transcript to summarize:\n\n${transcript}` }] }],
         tools: [],
       },
-      { signal: options.signal },
-    ), options.signal);
+      stream: false,
+      recordedInput: undefined,
+    });
     summary = textOf(response.content).trim();
     if (summary === "") throw new Error("empty summary");
   } catch (error) {
-    if (options.execution.aborted) throw options.execution.abortError;
-    if (options.signal?.aborted === true) throw abortReason(options.signal);
+    if (site.execution.aborted) throw site.execution.abortError;
+    const signal = site.scope.signal;
+    if (signal?.aborted === true) throw abortReason(signal);
+    // A budget that cannot afford the summary ends the run: truncating instead would carry on past the budget.
+    if (ReachError.isInstance(error)) throw error;
     truncated = true;
     summary =
       transcript.length <= TRUNCATED_CHARS * 2

@@ -41,8 +41,8 @@ export interface ExecRequest {
    */
   steering?: () => readonly string[];
   /**
-   * A turn: a tool call awaiting approval pauses the run (`TurnPause`)
-   * instead of failing; `resume` carries on a paused run.
+   * A turn: a tool call awaiting approval pauses the run (the result's
+   * `paused`) instead of failing; `resume` carries on a paused run.
    * @internal
    */
   turn?: { readonly resume?: RunResumption; readonly pauseRequested?: () => boolean };

@@ -1,5 +1,4 @@
 import { MaxStepsExceededError } from "../errors/core-errors";
-import { RunTotals, type Pricing } from "./run-result";
 
 /** How far one loop may count {@link Execution.steps}: up to `limit`, a budget of `size` requests. */
 export interface StepBudget {
@@ -10,7 +9,7 @@ export interface StepBudget {
 /**
  * The state one run shares with every run nested inside it: the step
  * budget, the guard refusals and loop blocks seen so far, and the error
- * that aborted it. Created by the outermost loop and found by nested ones
+ * that aborted it. What each run used is kept by its own `RunLedger`. Created by the outermost loop and found by nested ones
  * through the call scope. Settings are NOT shared: each loop resolves its
  * own agent's (see `LoopSettings`).
  */
@@ -25,10 +24,6 @@ export class Execution {
   aborted = false;
   /** Why the run was aborted; nested loops rethrow it instead of reporting it to the model. */
   abortError: unknown = undefined;
-  /** Usage, requests and tool calls of this run and its nested runs so far. */
-  readonly totals = new RunTotals();
-  /** The pricing table of the runtime that started the run: nested runtimes without one use it. */
-  pricing: Pricing | undefined = undefined;
 
   /**
    * Counts one model request against `budget`: the step budget of the loop

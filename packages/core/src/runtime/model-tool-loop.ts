@@ -1,16 +1,14 @@
-import { types } from "node:util";
 import * as guard from "@rein/guard";
 import { currentChain, deniedTools, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
 import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
-import type { ModelProvider, ModelRequest, ModelResponse, StopReason, ToolChoice, Usage } from "../model/model-provider";
-import { ContextOverflowError, ProviderError } from "../model/provider-errors";
-import { currentScope, newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
+import type { ModelRequest, StopReason, ToolChoice, Usage } from "../model/model-provider";
+import { ContextOverflowError } from "../model/provider-errors";
+import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
 import type { Tool } from "../tools/tool";
-import { describeError } from "../errors/describe-error";
 import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
 import { compactConversation } from "./compaction";
 import { Execution } from "./execution";
@@ -19,13 +17,14 @@ import { historyMessages } from "./history-messages";
 import { LoopGuard } from "./loop-guard";
 import type { LoopSettings } from "./loop-settings";
 import { RunEvents } from "./run-events";
-import { costOf, priceOf, type Pricing, type RunResult, type RunTotals } from "./run-result";
+import { RunLedger } from "./run-ledger";
+import { estimateTokens, sendModelRequest, type RequestSite } from "./model-request-gate";
+import type { RunResult } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
-import { TurnPause } from "./turn-pause";
-import { activeTracer, addSpanEvent, endSpanWith, failSpan, SPAN_EVENT, startAgentSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
-import { answerChatSpan, startChatSpan, usageAttributes, type LoopTracing } from "../telemetry/loop-spans";
-import { reachAttributes } from "../telemetry/agent-entry-span";
+import type { PausedRun } from "./turn-pause";
+import { activeTracer, endSpanWith, startAgentSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
+import { usageAttributes, type LoopTracing } from "../telemetry/loop-spans";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
@@ -47,6 +46,8 @@ export interface ExecResult {
   readonly output?: unknown;
   /** The run as a whole: usage, requests and tool calls of this loop and every run nested in it. */
   readonly run: RunResult;
+  /** Set when a turn paused (a call waits for approval, or a pause was asked): where to carry on. @internal */
+  readonly paused?: PausedRun;
 }
 
 /**
@@ -58,11 +59,7 @@ export interface ExecResult {
  */
 export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): Promise<ExecResult> {
   const scope = currentScope();
-  let execution = scope?.execution;
-  if (execution === undefined) {
-    execution = new Execution();
-    execution.pricing = settings.pricing;
-  }
+  const execution = scope?.execution ?? new Execution();
   const steps = execution.budget(settings.maxSteps, scope?.steps);
   const agent = request.agent ?? scope?.events?.agent ?? "";
   let events = scope?.events?.nested(settings.logger, settings.onEvent, agent) ?? RunEvents.root(settings.logger, settings.onEvent, agent);
@@ -98,26 +95,22 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
       agentSpan = { tracer, span, agent };
     }
   }
-  const trace = agentSpan ?? scope?.trace;
-  const owner: CallScope = {
+  // This run's own ledger: what it uses is charged here and rolls up to the run it is nested in.
+  const ledger = new RunLedger(scope?.ledger, settings.pricing ?? scope?.ledger?.pricing);
+  const owner = deriveScope(scope, {
     context,
     execution,
     events,
-    fn: scope?.fn,
     writer,
     cursor,
-    toolCall: undefined,
-    suppressed: scope?.suppressed,
     signal,
     region,
     steps,
     // A run under no caller's reach starts its own when the runtime has a policy.
     reach: scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach)),
-    agentDepth: scope?.agentDepth ?? 0,
-    agent: scope?.agent,
-  };
-  if (trace !== undefined) (owner as { trace?: TraceScope }).trace = trace;
-  const start = execution.totals.snapshot();
+    ledger,
+    trace: agentSpan ?? scope?.trace,
+  });
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
   let looped =
     agentSpan === undefined
@@ -125,7 +118,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
       : withActiveSpan(agentSpan.span, () => withFrameData(owner, loop, settings, request, execution, owner, events, tracing));
   // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
   if (cursor?.written !== undefined) looped = committedRun(looped, cursor as SessionCursor & { written: Set<string> });
-  let run = finishedRun(looped, { settings, execution, events, start, cursor, onFinish: request.onFinish });
+  let run = finishedRun(looped, { ledger, events, cursor, onFinish: request.onFinish });
   if (agentSpan !== undefined) {
     const { span } = agentSpan;
     run = endSpanWith(span, () => run.then((result) => {
@@ -141,34 +134,32 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   });
 }
 
-/** What `loop` resolves with; {@link finishedRun} adds the run's totals. */
+/** What `loop` resolves with (a paused turn carries `paused`); {@link finishedRun} adds the run's figures. */
 type LoopOutcome = Omit<ExecResult, "run">;
 
 /**
- * `run`, with its {@link RunResult}: the totals added to the execution since
- * the loop started (its nested runs included). Reports `run-finish` last,
- * whether the run completed or not.
+ * `run`, with its {@link RunResult}: the figures of its own ledger (its
+ * nested runs included, concurrent siblings never). Reports `run-finish`
+ * last, whether the run completed, paused or failed.
  */
 async function finishedRun(
   run: Promise<LoopOutcome>,
   at: {
-    settings: LoopSettings;
-    execution: Execution;
+    ledger: RunLedger;
     events: RunEvents;
-    start: RunTotals;
     cursor: SessionCursor | undefined;
     onFinish: ((result: RunResult) => void) | undefined;
   },
 ): Promise<ExecResult> {
   const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
-    const totals = at.execution.totals;
-    const status = outcome !== undefined ? "completed" : error instanceof TurnPause ? "paused" : isCancellation(error) ? "cancelled" : "error";
+    const { ledger } = at;
+    const status = outcome === undefined ? (isCancellation(error) ? "cancelled" : "error") : outcome.paused === undefined ? "completed" : "paused";
     return {
-      text: outcome?.text ?? "",
+      text: outcome?.paused === undefined ? (outcome?.text ?? "") : "",
       status,
-      usage: totals.usageSince(at.start, (at.settings.pricing ?? at.execution.pricing) !== undefined),
-      requests: totals.requests - at.start.requests,
-      toolCalls: totals.toolCalls - at.start.toolCalls,
+      usage: ledger.usage(),
+      requests: ledger.requests,
+      toolCalls: ledger.toolCalls,
       ...(at.cursor === undefined ? {} : { sessionId: at.cursor.writer.sessionId }),
       ...(at.cursor?.tail == null ? {} : { headId: at.cursor.tail }),
       ...(outcome?.output === undefined ? {} : { output: outcome.output }),
@@ -235,10 +226,11 @@ async function loop(
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await raceSignal(context.render(), signal)), ...carriedOther, ...content];
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
+  const gate: RequestSite = { provider, execution, steps, events, scope: owner, ledger: owner.ledger!, tracing, recorder };
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
     if (compactions >= MAX_COMPACTIONS) return false;
-    const compacted = await compactConversation(messages, leading, { provider, model, execution, steps, logger: events.logger, signal });
+    const compacted = await compactConversation(messages, leading, { site: gate, model, logger: events.logger });
     if (compacted === undefined) return false;
     compactions++;
     messages = compacted.messages;
@@ -272,7 +264,7 @@ async function loop(
         continue;
       }
       if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
-        throw new TurnPause({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index) });
+        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index) });
       }
       results.push(await executeToolCall(call, site));
     }
@@ -301,53 +293,23 @@ async function loop(
       messages[messages.length - 1] = { role: last.role, content: [...last.content, ...blocks] };
       recordedInput = [...recordedInput, ...blocks];
     }
-    // Reach: the request that would cross the token, cost or time budget is never sent.
-    const reach = owner.reach;
-    if (reach !== undefined) {
-      const estimated = estimateTokens(system, messages, specs);
-      const price = priceOf(reach.policy.limits.pricing ?? settings.pricing ?? execution.pricing, model);
-      reach.beforeRequest(estimated, price === undefined ? 0 : (estimated * price.inputPerMTok) / 1e6);
-    }
-    const step = execution.step(steps);
-    if (events.listening) events.emit({ type: "model-request", step, model, functionName: fn?.name });
-    let response: ModelResponse;
+    // Every request goes through the run's one gate: step budget, reach budget (the request that would
+    // cross the token, cost or time budget is never sent), span, llm node, ledger, events.
     const modelRequest: ModelRequest = { model, system, messages: [...messages], tools: specs, toolChoice, effort: request.effort, cacheKey };
-    const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, owner, provider.providerId, modelRequest);
+    let answered;
     try {
-      // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
-      const streaming = events.listening ? { events, step } : undefined;
-      response = await requestModel(provider, format === undefined ? modelRequest : { ...modelRequest, responseFormat: format.wire }, signal, streaming);
+      answered = await sendModelRequest(gate, {
+        request: format === undefined ? modelRequest : { ...modelRequest, responseFormat: format.wire },
+        stream: true,
+        recordedInput,
+      });
     } catch (error) {
-      if (chatSpan !== undefined) {
-        failSpan(chatSpan, error);
-        chatSpan.end();
-      }
-      const at = recorder();
-      if (at !== undefined) recordLlmNode(at, events, model, recordedInput, undefined, error);
-      if (aborted(signal)) throw error;
       // A context overflow compacts the oldest history and retries; anything else ends the loop.
-      if (ContextOverflowError.isInstance(error) && (await compact())) continue;
+      if (!aborted(signal) && ContextOverflowError.isInstance(error) && (await compact())) continue;
       throw error;
     }
-    // One write per request, once it is answered: an unanswered request has nothing to keep.
-    const at = recorder();
-    const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, recordedInput, response, undefined);
-    if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+    const { response, llmId } = answered;
     usage = addUsage(usage, response.usage);
-    const pricing = settings.pricing ?? execution.pricing;
-    execution.totals.addResponse(pricedModel(pricing, model, response.model), response.usage, pricing);
-    if (owner.reach !== undefined) {
-      const reachPricing = owner.reach.policy.limits.pricing ?? pricing;
-      const price = priceOf(reachPricing, pricedModel(reachPricing, model, response.model));
-      owner.reach.addUsage(response.usage.inputTokens + response.usage.outputTokens, price === undefined ? 0 : costOf(price, response.usage));
-      if (events.listening) events.emit({ type: "reach-status", ...owner.reach.status(owner.agentDepth ?? 0) });
-      const reach = owner.reach;
-      addSpanEvent(chatSpan, SPAN_EVENT.reachStatus, () => reachAttributes(reach, owner.agentDepth ?? 0));
-    }
-    if (chatSpan !== undefined) {
-      answerChatSpan(tracing!, chatSpan, response, llmId);
-      chatSpan.end();
-    }
     messages.push({ role: "assistant", content: response.content });
 
     const calls = response.content.filter((block) => block.type === "tool_use");
@@ -374,13 +336,13 @@ async function loop(
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.
       if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
-        throw new TurnPause({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index) });
+        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index) }, usage, iteration);
       }
       results.push(await executeToolCall(call, site));
     }
     // A turn asked to pause stops here, at a safe point: every call of this step has run, the next request is not made.
     if (request.turn?.pauseRequested?.() === true) {
-      throw new TurnPause({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [] });
+      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [] }, usage, iteration);
     }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({
@@ -392,91 +354,14 @@ async function loop(
   throw new MaxIterationsExceededError(maxIterations);
 }
 
-/**
- * Sends one request, racing the run's signal (a provider that ignores it
- * cannot hold the run), and checks what came back: anything thrown that is
- * not an Error, and a response without content, become {@link ProviderError}s.
- */
-async function requestModel(
-  provider: ModelProvider,
-  request: ModelRequest,
-  signal: AbortSignal | undefined,
-  streaming: { events: RunEvents; step: number } | undefined,
-): Promise<ModelResponse> {
-  // A full stream buffer holds the run here, before the request, not in the middle of one.
-  const room = streaming?.events.ready();
-  if (room !== undefined) await raceSignal(room, signal);
-  // Checked right before sending (a listener of the `model-request` event may have cancelled): no paid request after a cancel.
-  if (aborted(signal)) throw abortReason(signal!);
-  let answer: ModelResponse;
-  try {
-    // A provider without stream() (a custom one) is asked as usual: its answer arrives whole.
-    const call =
-      streaming === undefined || typeof provider.stream !== "function"
-        ? callProvider(provider, request, signal)
-        : streamProvider(provider, request, signal, streaming);
-    answer = await raceSignal(call, signal);
-  } catch (error) {
-    if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
-    throw new ProviderError(`model provider '${provider.providerId}' failed: it threw ${describeError(error)}`, {
-      provider: String(provider.providerId),
-      cause: error,
-    });
-  }
-  if (typeof answer !== "object" || answer === null || !Array.isArray((answer as { content?: unknown }).content)) {
-    throw new ProviderError(
-      `model provider '${provider.providerId}' returned ${answer === null ? "null" : typeof answer} without a content array; ` +
-        `a ModelProvider must resolve with { content: ContentBlock[], stopReason, usage }`,
-      { provider: String(provider.providerId), body: answer },
-    );
-  }
-  const usage = answer.usage ?? { inputTokens: 0, outputTokens: 0 };
-  return { ...answer, usage, content: checkedToolCalls(answer.content) };
-}
-
 /** Read through a call, so the compiler does not assume a signal stays as it was before an await. */
 function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
-async function callProvider(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
-  return provider.complete(request, signal === undefined ? {} : { signal });
-}
-
-/**
- * Sends one request through `provider.stream()`: each text chunk becomes a
- * `text-delta` event (the run waits between chunks while a stream consumer
- * is behind), and the final `response` event is the answer. A stream that
- * ends without it is a {@link ProviderError}, never a partial answer.
- */
-async function streamProvider(
-  provider: ModelProvider,
-  request: ModelRequest,
-  signal: AbortSignal | undefined,
-  { events, step }: { events: RunEvents; step: number },
-): Promise<ModelResponse> {
-  let response: ModelResponse | undefined;
-  for await (const chunk of provider.stream(request, signal === undefined ? {} : { signal })) {
-    if (chunk.type === "text-delta") {
-      events.emit({ type: "text-delta", step, text: chunk.text });
-      const room = events.ready();
-      if (room !== undefined) await room;
-    } else if (chunk.type === "response") {
-      response = chunk.response;
-    }
-  }
-  if (response === undefined) {
-    throw new ProviderError(`model provider '${provider.providerId}' ended its stream without the final response event`, {
-      provider: String(provider.providerId),
-    });
-  }
-  return response;
-}
-
-/** The model a pricing table knows: the one asked for, else the one that answered. */
-function pricedModel(pricing: Pricing | undefined, requested: string, answered: string | undefined): string {
-  if (pricing === undefined || answered === undefined || Object.prototype.hasOwnProperty.call(pricing, requested)) return requested;
-  return Object.prototype.hasOwnProperty.call(pricing, answered) ? answered : requested;
+/** A turn that stops here, to be carried on by `resumeTurn`: an outcome, not an exception. */
+function paused(state: PausedRun, usage: Usage = { inputTokens: 0, outputTokens: 0 }, requests = 0): LoopOutcome {
+  return { text: "", content: state.assistant, stopReason: "tool_use", usage, requests, paused: state };
 }
 
 function situation(recursionLimit: number): { callPath: string[]; position?: string } {
@@ -513,83 +398,6 @@ function toolMap(tools: readonly Tool[]): Map<string, Tool> {
   return map;
 }
 
-/** Writes the llm node of one answered (or failed) request (committed with the writer's next batch). */
-function recordLlmNode(
-  cursor: SessionCursor,
-  events: RunEvents,
-  model: string,
-  input: readonly ContentBlock[],
-  response: ModelResponse | undefined,
-  error: unknown,
-): string {
-  const id = newNodeId();
-  const status = response !== undefined ? "completed" : "error";
-  const node = {
-    id,
-    role: "llm" as const,
-    name: model,
-    input: { content: input } as unknown,
-    output: response === undefined ? undefined : ({ content: response.content } as unknown),
-    metadata:
-      response !== undefined
-        ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
-        : { status, model, error: describeError(error) },
-  };
-  try {
-    // Model turns are built by the runtime from parsed provider JSON and never mutated: no snapshot needed.
-    cursor.append(node, { owned: true });
-  } catch (failure) {
-    // Content that is not JSON (say, tool arguments nested too deep to serialise) is kept readable, never fatal.
-    if (!(failure instanceof TypeError)) throw failure;
-    cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
-  }
-  // Not committed here: the writer's batch goes in when the event loop next turns (while the
-  // process waits for the model or a tool), and the top-level call commits before it returns.
-  if (events.listening) events.emit({ type: "node", phase: "end", nodeId: id, role: "llm", name: model, status });
-  return id;
-}
-
-/** Deeper arguments than any tool schema needs; they are refused before they can overflow a serialiser. */
-const MAX_ARGUMENT_DEPTH = 64;
-
-/**
- * Makes an assistant turn safe to act on and to send back: repeated
- * tool_use ids are renamed so each call gets exactly one result, and
- * arguments nested deeper than {@link MAX_ARGUMENT_DEPTH} are replaced by
- * `{}` with an `inputError` (the model gets a tool error, not a crash).
- */
-function checkedToolCalls(content: readonly ContentBlock[]): readonly ContentBlock[] {
-  const seen = new Set<string>();
-  let changed = false;
-  const checked = content.map((block) => {
-    if (block.type !== "tool_use") return block;
-    let id = block.id;
-    for (let n = 2; seen.has(id); n++) id = `${block.id}_${n}`;
-    seen.add(id);
-    const tooDeep = depthExceeds(block.input, MAX_ARGUMENT_DEPTH);
-    if (id === block.id && !tooDeep) return block;
-    changed = true;
-    return tooDeep
-      ? { ...block, id, input: {}, inputError: `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
-      : { ...block, id };
-  });
-  return changed ? checked : content;
-}
-
-/** Whether `value` nests objects/arrays deeper than `limit` (iterative: safe on any depth). */
-function depthExceeds(value: unknown, limit: number): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (depth > limit) return true;
-    for (const child of Object.values(item as object)) {
-      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
 function appendSummaryNode(cursor: SessionCursor, summary: string, truncated: boolean): string {
   return cursor.append({
     id: newNodeId(),
@@ -599,11 +407,6 @@ function appendSummaryNode(cursor: SessionCursor, summary: string, truncated: bo
     output: summary,
     metadata: { status: "completed", kind: "compaction", truncated },
   });
-}
-
-/** A rough token estimate (4 characters a token) used only against `maxContextTokens`. */
-function estimateTokens(system: string, messages: readonly Message[], tools: readonly unknown[]): number {
-  return Math.ceil((system.length + JSON.stringify(messages).length + JSON.stringify(tools).length) / 4);
 }
 
 function addUsage(a: Usage, b: Usage): Usage {

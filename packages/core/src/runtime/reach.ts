@@ -12,7 +12,7 @@ import {
   type ReachStatus,
 } from "@rein/guard";
 import { Context } from "../context/context";
-import { currentScope, type CallScope } from "../scope/call-scope";
+import { currentScope, deriveScope } from "../scope/call-scope";
 import { spanTraceparent } from "../telemetry/tracing";
 
 /**
@@ -52,7 +52,10 @@ export function childBudget(): ReachBudget | undefined {
  * (default: a `ReachPolicy` with its defaults): the calls `fn` makes can
  * never reach further than the caller had left, nor than the local policy
  * allows. Logic depth starts at 0 here: the first Agent entry uses one
- * level of `budget.depth`.
+ * level of `budget.depth`. Called inside a run, it can only narrow what
+ * that run has left — depth, tokens, cost, deadline, memory and zones are
+ * each the smaller of the two, and what `fn` spends is charged to the
+ * run as well.
  * @example
  * ```ts
  * app.post("/run", (c) => withReachBudget(decodePolicyHeader(c.req.header("x-agent-policy")), () => agent.run(c.req.json())));
@@ -66,25 +69,14 @@ export function withReachBudget<R>(budget: ReachBudget, fn: () => R, options: Wi
       "withReachBudget(budget, fn): budget must be a ReachBudget with a non-negative integer (or Infinity) depth (decode it with decodePolicyHeader)",
     );
   }
-  const run = new ReachRun(policy, budget);
-  if (options.traceparent !== undefined && parseTraceparent(options.traceparent) !== undefined) run.traceparent = options.traceparent;
   const parent = currentScope();
-  const scope: CallScope = {
-    context: parent?.context ?? new Context(),
-    execution: parent?.execution,
-    events: parent?.events,
-    fn: parent?.fn,
-    writer: parent?.writer,
-    cursor: parent?.cursor,
-    toolCall: undefined,
-    suppressed: parent?.suppressed,
-    signal: parent?.signal,
-    region: parent?.region,
-    ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
-    reach: run,
-    agentDepth: 0,
-    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
-  };
+  // Inside a run, a received budget only narrows what the caller has left (every dimension), and is charged to it too.
+  const outer = parent?.reach;
+  const run = new ReachRun(policy, budget, Date.now(), outer === undefined ? undefined : { run: outer, depth: parent!.agentDepth ?? 0 });
+  if (options.traceparent !== undefined && parseTraceparent(options.traceparent) !== undefined) run.traceparent = options.traceparent;
+  else if (outer?.traceparent !== undefined) run.traceparent = outer.traceparent;
+  // The caller's agent goes on: its own helpers called in here are not a new agent entry.
+  const scope = deriveScope(parent, { context: parent?.context ?? new Context(), reach: run, agentDepth: 0 });
   return guard.withFrameData(scope, fn);
 }
 

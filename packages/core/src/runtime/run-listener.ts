@@ -1,6 +1,6 @@
 import * as guard from "@rein/guard";
 import { Context } from "../context/context";
-import { currentScope, type CallScope } from "../scope/call-scope";
+import { currentScope, deriveScope } from "../scope/call-scope";
 import { CancellationRegion, joinSignals } from "./cancellation";
 import { RunEvents } from "./run-events";
 import { SILENT_LOGGER } from "./silent-logger";
@@ -28,21 +28,13 @@ export function withRunListener<R>(listener: RunEventListener, fn: () => R, opti
   // A signal of its own: the calls under it are cancelled (their nodes closed) when it fires.
   const ownRegion = signal !== undefined && signal !== parent?.signal ? new CancellationRegion(signal) : undefined;
   const region = ownRegion ?? parent?.region;
-  const scope: CallScope = {
+  // Everything else of the caller's scope goes on (its agent, reach, run ledger, trace): only where events go and what cancels change.
+  const scope = deriveScope(parent, {
     context: parent?.context ?? new Context(),
-    execution: parent?.execution,
     events: base.withListener(listener, () => undefined),
-    fn: parent?.fn,
-    writer: parent?.writer,
-    cursor: parent?.cursor,
-    toolCall: undefined,
-    suppressed: parent?.suppressed,
     signal,
     region,
-    ...(parent?.steps === undefined ? {} : { steps: parent.steps }),
-    ...(parent?.reach === undefined ? {} : { reach: parent.reach, agentDepth: parent.agentDepth ?? 0 }),
-    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
-  };
+  });
   if (ownRegion === undefined) return guard.withFrameData(scope, fn);
   let result: R;
   try {

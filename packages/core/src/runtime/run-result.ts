@@ -72,60 +72,6 @@ export interface RunResult {
 }
 
 /**
- * Running totals of a run and every run nested in it; {@link Execution}
- * holds one. A loop reads them when it starts and when it ends: the
- * difference is its run's {@link RunResult} figures.
- * @internal
- */
-export class RunTotals {
-  inputTokens = 0;
-  outputTokens = 0;
-  cachedInputTokens = 0;
-  cacheCreationInputTokens = 0;
-  costUsd = 0;
-  unpricedRequests = 0;
-  requests = 0;
-  toolCalls = 0;
-
-  /** Adds one answered request. */
-  addResponse(model: string, usage: Usage, pricing: Pricing | undefined): void {
-    this.requests++;
-    const input = finite(usage.inputTokens);
-    const output = finite(usage.outputTokens);
-    const cached = finite(usage.cachedInputTokens);
-    const created = finite(usage.cacheCreationInputTokens);
-    this.inputTokens += input;
-    this.outputTokens += output;
-    this.cachedInputTokens += cached;
-    this.cacheCreationInputTokens += created;
-    if (pricing === undefined) return;
-    const price = Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined;
-    if (price === undefined) {
-      this.unpricedRequests++;
-      return;
-    }
-    this.costUsd += costOf(price, usage);
-  }
-
-  /** A copy, to diff against later. */
-  snapshot(): RunTotals {
-    return Object.assign(new RunTotals(), this);
-  }
-
-  /** What was added since `start` (a {@link snapshot}), as a run's usage. */
-  usageSince(start: RunTotals, priced: boolean): RunUsage {
-    const usage = {
-      inputTokens: this.inputTokens - start.inputTokens,
-      outputTokens: this.outputTokens - start.outputTokens,
-      cachedInputTokens: this.cachedInputTokens - start.cachedInputTokens,
-      cacheCreationInputTokens: this.cacheCreationInputTokens - start.cacheCreationInputTokens,
-    };
-    if (!priced) return usage;
-    return { ...usage, costUsd: this.costUsd - start.costUsd, unpricedRequests: this.unpricedRequests - start.unpricedRequests };
-  }
-}
-
-/**
  * What one request cost at `price`, in US dollars: fresh input (input minus
  * cached minus cache creation), cached input, cache creation and output.
  * @internal
@@ -149,7 +95,7 @@ export function priceOf(pricing: Pricing | undefined, model: string): ModelPrice
   return pricing !== undefined && Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined;
 }
 
-/** A token count a provider reported, or 0 for anything that is not a finite non-negative number. */
-function finite(value: number | undefined): number {
+/** A token count a provider reported, or 0 for anything that is not a finite non-negative number. @internal */
+export function finite(value: number | undefined): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -5,7 +5,7 @@ import { describeError, errorMessage } from "../errors/describe-error";
 import { ToolTimeoutError } from "../errors/tool-timeout-error";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { ProviderError } from "../model/provider-errors";
-import type { CallScope } from "../scope/call-scope";
+import { deriveScope, type CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
 import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
 import type { Execution } from "./execution";
@@ -71,7 +71,7 @@ async function executeTraced(call: ToolUseBlock, tool: Tool | undefined, site: T
   // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
   const blocked = site.loopGuard.before(call, tool?.poll ?? false, span);
   const { events } = site;
-  site.execution.totals.toolCalls++;
+  site.scope.ledger?.chargeToolCall();
   if (events.listening) events.emit({ type: "tool-call", toolCallId: call.id, name: call.name, input: call.input });
   const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site, span);
   if (span !== undefined) resultToolSpan(site.tracing!, span, outcome.block, outcome.recorded.error);
@@ -133,13 +133,12 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | un
     signal = joinSignals(site.signal, controller.signal);
     region = new CancellationRegion(signal!);
   }
-  const scope: CallScope = {
-    ...parent,
+  const scope = deriveScope(parent, {
     toolCall: { id: call.id, name: call.name, requestedBy: site.requestedBy },
     signal,
     region,
     ...(span === undefined ? {} : { trace: { tracer: site.tracing!.tracer, span, agent: parent.trace?.agent ?? "" } }),
-  };
+  });
   const approved = site.approved?.has(call.id) === true;
   const work =
     span === undefined

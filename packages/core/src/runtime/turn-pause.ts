@@ -17,18 +17,6 @@ export interface PausedRun {
 }
 
 /**
- * Thrown by a turn's loop when a tool call needs a person's approval and no
- * approver is configured: the turn ends `paused`, and `resumeTurn` carries
- * on from {@link PausedRun}. Never reaches user code.
- * @internal
- */
-export class TurnPause extends Error {
-  constructor(readonly paused: PausedRun) {
-    super(paused.reason === "approval" ? `the turn paused: calling '${paused.pending[0]?.name}' needs approval` : "the turn paused on request");
-  }
-}
-
-/**
  * A paused run to carry on (`resumeTurn`): its state, and the answer to the
  * pending approval.
  * @internal

@@ -5,6 +5,7 @@ import type { Context } from "../context/context";
 import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
+import type { RunLedger } from "../runtime/run-ledger";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionCursor } from "./session-cursor";
 import type { TraceScope } from "../telemetry/tracing";
@@ -72,6 +73,48 @@ export interface CallScope {
   readonly agent?: object;
   /** The OpenTelemetry span of the innermost traced call (only while an SDK is registered). */
   readonly trace?: TraceScope;
+  /** What the innermost running loop's run used (rolls up to the runs it is nested in). */
+  readonly ledger?: RunLedger;
+}
+
+/**
+ * What a child scope changes of its parent. Everything else is inherited,
+ * except {@link CallScope.toolCall}, which only the scope a tool call runs
+ * in sets and the first call it makes consumes.
+ */
+export type ScopePatch = { -readonly [K in keyof CallScope]?: CallScope[K] };
+
+/** Every field, so every scope has one shape (the hot path stays monomorphic). */
+const EMPTY_SCOPE: CallScope = {
+  context: undefined as unknown as Context,
+  execution: undefined,
+  events: undefined,
+  fn: undefined,
+  writer: undefined,
+  cursor: undefined,
+  toolCall: undefined,
+  suppressed: undefined,
+  signal: undefined,
+  region: undefined,
+  steps: undefined,
+  reach: undefined,
+  agentDepth: 0,
+  agent: undefined,
+  trace: undefined,
+  ledger: undefined,
+};
+
+/**
+ * The one way a child call scope is made: the parent's fields (or none,
+ * at the top), with `patch` applied. A field added to {@link CallScope}
+ * tomorrow is carried by every wrapper (`withReachBudget`,
+ * `withRunListener`, `Context.bind`, tool calls, steps, agent entries)
+ * without touching them. Without a parent, `patch.context` must be given.
+ * @internal
+ */
+export function deriveScope(parent: CallScope | undefined, patch: ScopePatch & { readonly context?: Context }): CallScope {
+  const scope: CallScope = { ...(parent ?? EMPTY_SCOPE), toolCall: undefined, ...patch };
+  return scope;
 }
 
 const frameData = currentFrameData;

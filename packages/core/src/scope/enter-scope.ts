@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import { ReachRun, type ChainLimits, type Frame, type ReachError, type ReachPolicy } from "@rein/guard";
+import type { ChainLimits, Frame, ReachError, ReachPolicy } from "@rein/guard";
 import { Context } from "../context/context";
 import { ContextHeadError, ContextStoreError, InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
@@ -7,12 +7,12 @@ import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionNodeStatus } from "../session/session-node";
-import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
+import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 import type { Span } from "@opentelemetry/api";
-import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
-import { endSpanWith, failSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
+import { answerRefusal, enterAgent } from "./agent-entry";
+import { endSpanWith, failSpan, withActiveSpan } from "../telemetry/tracing";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
 const runInFrame = guard.runInFrame;
@@ -80,43 +80,21 @@ export function enterFunctionScope<A extends unknown[], R>(
       }
     }
     // Logic depth counts Agent entries: a method of an agent entered from outside that agent.
-    const entry = owner?.agentEntry;
-    const entering = entry !== undefined && parent?.agent !== owner;
-    const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
-    let reach = parent?.reach;
-    let refusal: ReachError | undefined;
-    const traced = entering ? traceAgentEntry(parent, owner, info, call?.writer.sessionId, call?.nodeId) : parent?.trace;
-    if (traced !== parent?.trace) span = traced!.span;
-    if (entering) {
-      if (reach === undefined && entry.reachPolicy !== undefined) reach = new ReachRun(entry.reachPolicy);
-      if (reach !== undefined) {
-        try {
-          reach.enter(agentDepth);
-        } catch (error) {
-          refusal = error as ReachError;
-        }
-        if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
-        if (span !== undefined) traceReach(span, reach, agentDepth, refusal);
-      }
-    }
-    const scope: CallScope = {
-      reach,
-      agentDepth,
-      agent: entry !== undefined ? owner : parent?.agent,
+    const entered = enterAgent(parent, owner, info, events, call?.writer.sessionId, call?.nodeId);
+    span = entered.span;
+    const refusal = entered.refusal;
+    const scope = deriveScope(parent, {
+      reach: entered.reach,
+      agentDepth: entered.agentDepth,
+      agent: entered.agent,
       context,
-      execution: parent?.execution,
       events,
       fn: info,
       writer,
       cursor: call?.cursor,
-      toolCall: undefined,
       suppressed,
-      signal: parent?.signal,
-      region: parent?.region,
-      steps: parent?.steps,
-    };
-    // Only a traced scope carries the field: untraced scopes keep the one shape every other CallScope has (hot path).
-    if (traced !== undefined) (scope as { trace?: TraceScope }).trace = traced;
+      trace: entered.trace,
+    });
     if (call !== undefined) call.scope = scope;
     if (refusal === undefined) {
       const limits = owner?.scopeLimits;
@@ -127,11 +105,8 @@ export function enterFunctionScope<A extends unknown[], R>(
           : withActiveSpan(span, () => runInFrame(frame, invoke, data, target, thisArg, args, scope));
     } else {
       // Refused by reach: the agent's fallback answers instead (recorded as a degraded result), else the refusal is thrown.
-      const fallback = entry?.fallback;
-      if (fallback === undefined) throw refusal;
-      result = fallback({ name: info.name, args }, refusal) as R;
+      result = answerRefusal(owner, info, args, refusal) as R;
       if (call !== undefined) call.degraded = refusal;
-      if (info.isAsync && !(result instanceof Promise)) result = Promise.resolve(result) as R;
     }
   } catch (error) {
     if (span !== undefined) {

@@ -5,6 +5,7 @@ export { ReachError, ReachExceededError, MemoryReachExceededError, UntrustedZone
 export type { ReachDimension } from "./reach-limit-errors";
 export { detectZone, resetZone, memoryUsageMb, resetMemorySample, MEMORY_SAMPLE_MS } from "./environment";
 export { ReachRun } from "./reach-run";
+export { narrowBudget } from "./narrow-budget";
 export type { ReachStatus } from "./reach-run";
 export { loadReachConfig, ReachConfigPolicy, ReachConfigError, DEFAULT_REACH_CONFIG_PATH } from "./reach-config";
 export type { ReachConfigOptions, ReachConfigErrorOptions } from "./reach-config";

@@ -2,6 +2,7 @@ import type { ReachBudget } from "./reach-budget";
 import type { ReachLimits, ReachPolicy } from "./reach-policy";
 import { detectZone, memoryUsageMb } from "./environment";
 import { MemoryReachExceededError, ReachExceededError, UntrustedZoneError } from "./reach-limit-errors";
+import { narrowBudget } from "./narrow-budget";
 
 /**
  * The live budget and usage of a running call (see `currentReach()`), as
@@ -31,6 +32,12 @@ export interface ReachStatus {
  * Depth is not counted here: the caller passes the depth of each entry,
  * which the call scopes carry, so nothing can be left behind by a throw,
  * an abort or Ctrl-C.
+ *
+ * A run started inside another (`within`: a budget received in the middle
+ * of a run) only narrows it: its limits are the smaller of the received
+ * budget and what the outer run had left at that depth, its usage is
+ * charged to the outer run too, and each request is checked against both,
+ * so siblings spending the outer budget meanwhile are seen.
  * @internal
  */
 export class ReachRun {
@@ -50,12 +57,20 @@ export class ReachRun {
   readonly #cost: number;
   readonly #memoryMb: number | undefined;
   readonly #zones: readonly string[];
+  /** The run this one was started inside, if any: charged and checked with it. */
+  readonly #outer: ReachRun | undefined;
 
   constructor(
     readonly policy: ReachPolicy,
     budget?: ReachBudget,
     now = Date.now(),
+    within?: { readonly run: ReachRun; readonly depth: number },
   ) {
+    if (within !== undefined) {
+      const left = within.run.remaining(within.depth);
+      budget = budget === undefined ? left : narrowBudget(budget, left);
+    }
+    this.#outer = within?.run;
     const limits = policy.limits;
     this.#start = limits;
     this.startedAt = now;
@@ -120,7 +135,8 @@ export class ReachRun {
       if (now > limits.deadline) throw new ReachExceededError("deadline", now - this.startedAt, limits.deadline - this.startedAt);
     }
     const growthMb = memoryUsageMb() - this.baselineMb;
-    if (growthMb > limits.memoryMb) {
+    // A received memory budget below the local maximum is the one enforced.
+    if (growthMb > limits.memoryMb || growthMb > (this.#memoryMb ?? Infinity)) {
       const memoryLimit = this.memoryLimitMb(depth);
       if (growthMb > memoryLimit) throw new MemoryReachExceededError(growthMb, memoryLimit);
     }
@@ -138,12 +154,14 @@ export class ReachRun {
     if (tokens > this.tokensLimit) throw new ReachExceededError("tokens", tokens, this.tokensLimit, "this request's input included, estimated");
     const cost = this.costUsed + estimatedCostUsd;
     if (cost > this.costLimit) throw new ReachExceededError("cost", cost, this.costLimit, "this request's input included, estimated");
+    this.#outer?.beforeRequest(estimatedTokens, estimatedCostUsd, now);
   }
 
-  /** Adds one answered request's usage. */
+  /** Adds one answered request's usage (to the run this one was started inside, too). */
   addUsage(tokens: number, costUsd: number): void {
     this.tokensUsed += tokens;
     this.costUsed += costUsd;
+    this.#outer?.addUsage(tokens, costUsd);
   }
 
   /** The live figures at `depth`. */

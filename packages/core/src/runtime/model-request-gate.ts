@@ -1,0 +1,287 @@
+import { types } from "node:util";
+import type { ContentBlock, Message } from "../model/content";
+import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
+import { ProviderError } from "../model/provider-errors";
+import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
+import type { SessionCursor } from "../scope/session-cursor";
+import { describeError } from "../errors/describe-error";
+import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
+import { reachAttributes } from "../telemetry/agent-entry-span";
+import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";
+import { abortReason, raceSignal } from "./cancellation";
+import type { Execution, StepBudget } from "./execution";
+import type { RunEvents } from "./run-events";
+import type { RunLedger } from "./run-ledger";
+import { pricedModel } from "./run-ledger";
+import { costOf, priceOf, type Pricing } from "./run-result";
+
+/**
+ * What every model request of one loop goes through, fixed when the loop
+ * starts: its provider, the shared step budget, the loop's scope (reach
+ * budget, signal), its run ledger, its events and spans.
+ * @internal
+ */
+export interface RequestSite {
+  readonly provider: ModelProvider;
+  readonly execution: Execution;
+  readonly steps: StepBudget;
+  readonly events: RunEvents;
+  /** The loop's scope: its reach run and depth, its signal, its function. */
+  readonly scope: CallScope;
+  /** The loop's run: charged with every answered request, and its ancestors with it. */
+  readonly ledger: RunLedger;
+  readonly tracing: LoopTracing | undefined;
+  /** Where the llm node of a request goes, read per request (nothing once the run was cancelled). */
+  readonly recorder: () => SessionCursor | undefined;
+}
+
+/** One request to send through {@link sendModelRequest}. @internal */
+export interface GatedRequest {
+  readonly request: ModelRequest;
+  /** Streams text deltas to listeners while it is answered (when anyone listens and the provider can). */
+  readonly stream: boolean;
+  /**
+   * The new user content, recorded as the llm node's input; undefined
+   * records no llm node (a compaction summary is recorded as its own
+   * `Runtime.compact` node instead, which history shows in place of what it replaced).
+   */
+  readonly recordedInput: readonly ContentBlock[] | undefined;
+}
+
+/** What {@link sendModelRequest} resolves with. @internal */
+export interface GatedResponse {
+  readonly response: ModelResponse;
+  /** The llm node the request was recorded as. */
+  readonly llmId: string | undefined;
+  /** Its number in the run's step budget. */
+  readonly step: number;
+}
+
+/**
+ * The one gate every model request of a run passes — a loop turn, a
+ * compaction summary, a structured-output repair. In order: the run's
+ * signal and abort, one step of the shared `maxSteps` budget, the reach
+ * token/cost/deadline budget (the request that would cross it is never
+ * sent), the `model-request` event, the `chat <model>` span, the provider
+ * (raced against the signal), the llm node, the charge to the run's ledger
+ * (and its ancestors') and to the reach budget, the `model-response` and
+ * `reach-status` events. No other code calls a provider.
+ * @internal
+ */
+export async function sendModelRequest(site: RequestSite, gated: GatedRequest): Promise<GatedResponse> {
+  const { execution, events, scope, provider, tracing } = site;
+  const { request } = gated;
+  const signal = scope.signal;
+  if (execution.aborted) throw execution.abortError;
+  if (aborted(signal)) throw abortReason(signal!);
+  const step = execution.step(site.steps);
+  const reach = scope.reach;
+  if (reach !== undefined) {
+    const estimated = estimateTokens(request.system, request.messages, request.tools);
+    const price = priceOf(reachPricing(site), request.model ?? "");
+    reach.beforeRequest(estimated, price === undefined ? 0 : (estimated * price.inputPerMTok) / 1e6);
+  }
+  const model = request.model ?? "";
+  if (events.listening) events.emit({ type: "model-request", step, model, functionName: scope.fn?.name });
+  const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, scope, provider.providerId, request);
+  let response: ModelResponse;
+  try {
+    // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
+    const streaming = gated.stream && events.listening ? { events, step } : undefined;
+    response = await requestModel(provider, request, signal, streaming);
+  } catch (error) {
+    if (chatSpan !== undefined) {
+      failSpan(chatSpan, error);
+      chatSpan.end();
+    }
+    const at = gated.recordedInput === undefined ? undefined : site.recorder();
+    if (at !== undefined) recordLlmNode(at, events, model, gated.recordedInput!, undefined, error);
+    throw error;
+  }
+  // One write per request, once it is answered: an unanswered request has nothing to keep.
+  const at = gated.recordedInput === undefined ? undefined : site.recorder();
+  const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, gated.recordedInput!, response, undefined);
+  if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
+  site.ledger.chargeRequest(model, response.model, response.usage);
+  if (reach !== undefined) {
+    const pricing = reachPricing(site);
+    const price = priceOf(pricing, pricedModel(pricing, model, response.model));
+    reach.addUsage(response.usage.inputTokens + response.usage.outputTokens, price === undefined ? 0 : costOf(price, response.usage));
+    const depth = scope.agentDepth ?? 0;
+    if (events.listening) events.emit({ type: "reach-status", ...reach.status(depth) });
+    addSpanEvent(chatSpan, SPAN_EVENT.reachStatus, () => reachAttributes(reach, depth));
+  }
+  if (chatSpan !== undefined) {
+    answerChatSpan(tracing!, chatSpan, response, llmId);
+    chatSpan.end();
+  }
+  return { response, llmId, step };
+}
+
+/** The prices reach charges with: the policy's own table, else the run's. */
+function reachPricing(site: RequestSite): Pricing | undefined {
+  return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
+}
+
+/**
+ * Sends one request, racing the run's signal (a provider that ignores it
+ * cannot hold the run), and checks what came back: anything thrown that is
+ * not an Error, and a response without content, become {@link ProviderError}s.
+ */
+async function requestModel(
+  provider: ModelProvider,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+  streaming: { events: RunEvents; step: number } | undefined,
+): Promise<ModelResponse> {
+  // A full stream buffer holds the run here, before the request, not in the middle of one.
+  const room = streaming?.events.ready();
+  if (room !== undefined) await raceSignal(room, signal);
+  // Checked right before sending (a listener of the `model-request` event may have cancelled): no paid request after a cancel.
+  if (aborted(signal)) throw abortReason(signal!);
+  let answer: ModelResponse;
+  try {
+    // A provider without stream() (a custom one) is asked as usual: its answer arrives whole.
+    const call =
+      streaming === undefined || typeof provider.stream !== "function"
+        ? callProvider(provider, request, signal)
+        : streamProvider(provider, request, signal, streaming);
+    answer = await raceSignal(call, signal);
+  } catch (error) {
+    if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
+    throw new ProviderError(`model provider '${provider.providerId}' failed: it threw ${describeError(error)}`, {
+      provider: String(provider.providerId),
+      cause: error,
+    });
+  }
+  if (typeof answer !== "object" || answer === null || !Array.isArray((answer as { content?: unknown }).content)) {
+    throw new ProviderError(
+      `model provider '${provider.providerId}' returned ${answer === null ? "null" : typeof answer} without a content array; ` +
+        `a ModelProvider must resolve with { content: ContentBlock[], stopReason, usage }`,
+      { provider: String(provider.providerId), body: answer },
+    );
+  }
+  const usage = answer.usage ?? { inputTokens: 0, outputTokens: 0 };
+  return { ...answer, usage, content: checkedToolCalls(answer.content) };
+}
+
+/** Read through a call, so the compiler does not assume a signal stays as it was before an await. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+async function callProvider(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+  return provider.complete(request, signal === undefined ? {} : { signal });
+}
+
+/**
+ * Sends one request through `provider.stream()`: each text chunk becomes a
+ * `text-delta` event (the run waits between chunks while a stream consumer
+ * is behind), and the final `response` event is the answer. A stream that
+ * ends without it is a {@link ProviderError}, never a partial answer.
+ */
+async function streamProvider(
+  provider: ModelProvider,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+  { events, step }: { events: RunEvents; step: number },
+): Promise<ModelResponse> {
+  let response: ModelResponse | undefined;
+  for await (const chunk of provider.stream(request, signal === undefined ? {} : { signal })) {
+    if (chunk.type === "text-delta") {
+      events.emit({ type: "text-delta", step, text: chunk.text });
+      const room = events.ready();
+      if (room !== undefined) await room;
+    } else if (chunk.type === "response") {
+      response = chunk.response;
+    }
+  }
+  if (response === undefined) {
+    throw new ProviderError(`model provider '${provider.providerId}' ended its stream without the final response event`, {
+      provider: String(provider.providerId),
+    });
+  }
+  return response;
+}
+
+/** Writes the llm node of one answered (or failed) request (committed with the writer's next batch). */
+function recordLlmNode(
+  cursor: SessionCursor,
+  events: RunEvents,
+  model: string,
+  input: readonly ContentBlock[],
+  response: ModelResponse | undefined,
+  error: unknown,
+): string {
+  const id = newNodeId();
+  const status = response !== undefined ? "completed" : "error";
+  const node = {
+    id,
+    role: "llm" as const,
+    name: model,
+    input: { content: input } as unknown,
+    output: response === undefined ? undefined : ({ content: response.content } as unknown),
+    metadata:
+      response !== undefined
+        ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
+        : { status, model, error: describeError(error) },
+  };
+  try {
+    // Model turns are built by the runtime from parsed provider JSON and never mutated: no snapshot needed.
+    cursor.append(node, { owned: true });
+  } catch (failure) {
+    // Content that is not JSON (say, tool arguments nested too deep to serialise) is kept readable, never fatal.
+    if (!(failure instanceof TypeError)) throw failure;
+    cursor.append({ ...node, input: toRecordable(node.input), output: toRecordable(node.output) });
+  }
+  // Not committed here: the writer's batch goes in when the event loop next turns (while the
+  // process waits for the model or a tool), and the top-level call commits before it returns.
+  if (events.listening) events.emit({ type: "node", phase: "end", nodeId: id, role: "llm", name: model, status });
+  return id;
+}
+
+/** Deeper arguments than any tool schema needs; they are refused before they can overflow a serialiser. */
+const MAX_ARGUMENT_DEPTH = 64;
+
+/**
+ * Makes an assistant turn safe to act on and to send back: repeated
+ * tool_use ids are renamed so each call gets exactly one result, and
+ * arguments nested deeper than {@link MAX_ARGUMENT_DEPTH} are replaced by
+ * `{}` with an `inputError` (the model gets a tool error, not a crash).
+ */
+function checkedToolCalls(content: readonly ContentBlock[]): readonly ContentBlock[] {
+  const seen = new Set<string>();
+  let changed = false;
+  const checked = content.map((block) => {
+    if (block.type !== "tool_use") return block;
+    let id = block.id;
+    for (let n = 2; seen.has(id); n++) id = `${block.id}_${n}`;
+    seen.add(id);
+    const tooDeep = depthExceeds(block.input, MAX_ARGUMENT_DEPTH);
+    if (id === block.id && !tooDeep) return block;
+    changed = true;
+    return tooDeep
+      ? { ...block, id, input: {}, inputError: `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
+      : { ...block, id };
+  });
+  return changed ? checked : content;
+}
+
+/** Whether `value` nests objects/arrays deeper than `limit` (iterative: safe on any depth). */
+function depthExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (depth > limit) return true;
+    for (const child of Object.values(item as object)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** A rough token estimate (4 characters a token), used against `maxContextTokens` and the reach token budget. @internal */
+export function estimateTokens(system: string, messages: readonly Message[], tools: readonly unknown[]): number {
+  return Math.ceil((system.length + JSON.stringify(messages).length + JSON.stringify(tools).length) / 4);
+}
