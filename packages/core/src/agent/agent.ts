@@ -16,6 +16,7 @@ import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-
 import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { AGENT_CLASS_BRAND } from "./agent-brand";
+import { enterTurn } from "./turn-entry";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
 import type { MethodOptions } from "./method-options";
 import { methodTool, type ToolApprover } from "./method-tool";
@@ -373,7 +374,8 @@ export class Agent<Output = string> implements ScopeOwner {
     const writer = context.store;
     let result;
     try {
-      result = await this.runtime.exec(exec);
+      // A turn enters the agent as its methods do: depth, reach (a refusal fails the turn before any request), span.
+      result = await enterTurn(this, context, () => this.runtime.exec(exec));
     } catch (error) {
       return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
     }

@@ -300,4 +300,26 @@ describe("one agent entry", () => {
     await expect(new Careful().run()).resolves.toBe("ok");
     expect(depths).toEqual([1, 0]);
   });
+
+  it("a turn is an agent entry: it uses one level of depth, and a spent depth budget refuses it before any request", async () => {
+    const model = new ScriptedProvider([(request) => `depth seen by the turn's tools: ${String(request.messages.length)}`], { whenExhausted: "repeat-last" });
+    const depths: number[] = [];
+    class Assistant extends Agent {
+      static methodOptions = { where: { tool: true, description: "Report the depth." } };
+      where(): string {
+        depths.push(currentReach()!.depth.used);
+        return "here";
+      }
+    }
+    const runtime = new Runtime({ provider: model });
+    const refused = await withReachBudget({ depth: 0 }, () => new Assistant({ runtime }).runTurn({ input: "Hi." }));
+    expect(refused.status).toBe("error");
+    expect(ReachExceededError.isInstance(refused.error)).toBe(true);
+    expect(model.requests.length).toBe(0);
+
+    const calling = new Runtime({ provider: new ScriptedProvider([{ toolCalls: [{ name: "where", input: {} }] }, "done"]) });
+    const turn = await withReachBudget({ depth: 1 }, () => new Assistant({ runtime: calling }).runTurn({ input: "Where?" }));
+    expect(turn.status).toBe("completed");
+    expect(depths).toEqual([1]);
+  });
 });
