@@ -2,7 +2,7 @@ import type { SessionNodeWriterOptions } from "../session/session-node-writer";
 import type { ExportGraphOptions, SessionCreateOptions } from "../session/session-store-like";
 import type { ReadAncestryOptions } from "../session/ancestry";
 import type { SessionStoreOptions } from "../session/session-store";
-import { anyOf, boolean, checkArgument, func, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string } from "./option-schema";
+import { anyOf, boolean, checkArgument, func, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "./option-schema";
 
 /**
  * Argument checks of the session store APIs: ids are non-empty strings,
@@ -70,8 +70,30 @@ export function checkWriterArguments(store: unknown, sessionId: unknown, options
   sessionNodeWriterOptionsSchema.parse(options);
 }
 
-/** Checks the arguments of `createSession`. */
+/**
+ * The longest session id `createSession` accepts, in UTF-16 code units. An
+ * id travels in URLs, logs, headers and every node row's key; any text
+ * shorter than this (a UUID, `tenant:user:chat`, even SQL-looking text or
+ * `__proto__`) is stored and read back verbatim.
+ */
+export const MAX_SESSION_ID_LENGTH = 256;
+
+const sessionIdToCreate: Rule = {
+  expected: `a non-empty string of at most ${MAX_SESSION_ID_LENGTH} characters`,
+  kind: "string",
+  check: (value) => {
+    if (typeof value !== "string" || value === "") return { path: "", value, hint: "expected a non-empty string" };
+    if (value.length <= MAX_SESSION_ID_LENGTH) return undefined;
+    return {
+      path: "",
+      value,
+      hint: `a session id is at most ${MAX_SESSION_ID_LENGTH} characters, this one has ${value.length}: use a shorter id (a UUID, or a hash of a longer key)`,
+    };
+  },
+};
+
+/** Checks the arguments of `createSession`: the id (a non-empty string of at most {@link MAX_SESSION_ID_LENGTH} characters) and the options. */
 export function checkCreateSessionArguments(owner: string, id: unknown, options: unknown): void {
-  if (typeof id !== "string" || id === "") checkArgument(owner, "id", nonEmptyString, id);
+  if (typeof id !== "string" || id === "" || id.length > MAX_SESSION_ID_LENGTH) checkArgument(owner, "id", sessionIdToCreate, id);
   sessionCreateOptionsSchema.parse(options);
 }

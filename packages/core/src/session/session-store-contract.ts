@@ -105,6 +105,39 @@ export function describeSessionStoreContract(name: string, makeStore: () => Sess
       });
     });
 
+    describe("session ids", () => {
+      test("an id that is not a non-empty string of at most 256 characters is a TypeError saying what to use; nothing is created", () => {
+        for (const id of [undefined, null, 42, "", "x".repeat(257), "x".repeat(1 << 20)]) {
+          expect(() => store.createSession(id as string)).toThrow(TypeError);
+        }
+        expect(() => store.createSession("x".repeat(1 << 20))).toThrow(
+          /createSession argument id: "x{10,}…" — a session id is at most 256 characters, this one has 1048576: use a shorter id \(a UUID, or a hash of a longer key\)/,
+        );
+        expect(() => store.createSession(undefined as unknown as string)).toThrow(/argument id: undefined — expected a non-empty string/);
+        expect(store.listSessions()).toEqual([]);
+        expect(store.createSession("y".repeat(256)).id).toBe("y".repeat(256));
+      });
+
+      test("any other text is an id stored and read back verbatim: __proto__, constructor, SQL-like text, quotes, unicode", () => {
+        const ids = ["__proto__", "constructor", "toString", "'; DROP TABLE rein_sessions; --", 'a"b\\c', "%ZZ/../x", "セッション 🧵"];
+        for (const id of ids) {
+          expect(store.createSession(id).id).toBe(id);
+          store.commit(id, [append(node(`n-${ids.indexOf(id)}`, 0, { input: id }))]);
+        }
+        expect(store.listSessions().map((session) => session.id).sort()).toEqual([...ids].sort());
+        for (const [index, id] of ids.entries()) {
+          expect(store.hasSession(id)).toBe(true);
+          expect(store.getSession(id)).toMatchObject({ id, nodeCount: 1, headId: `n-${index}` });
+          expect(store.readNodes(id).map((stored) => [stored.id, stored.input])).toEqual([[`n-${index}`, id]]);
+        }
+        expect(() => store.createSession("__proto__")).toThrow(SessionExistsError);
+        store.deleteSession("__proto__");
+        expect(store.hasSession("__proto__")).toBe(false);
+        expect(store.hasSession("constructor")).toBe(true);
+        expect(store.listSessions()).toHaveLength(ids.length - 1);
+      });
+    });
+
     describe("typed errors", () => {
       test("a missing session id is a SessionNotFoundError naming the id", () => {
         const calls: (() => unknown)[] = [

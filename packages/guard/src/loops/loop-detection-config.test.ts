@@ -215,3 +215,22 @@ describe("ToolLoopDetector options", () => {
     expect(new ToolLoopDetector({ enabled: true, historySize: 3 }).config.historySize).toBe(30);
   });
 });
+
+describe("resolveLoopDetectionConfig: counts no run can reach are refused", () => {
+  it("warningThreshold: 2 ** 53 (and any count above 10,000) is a TypeError naming the option, the bound and the way to turn detection off", () => {
+    expect(() => resolveLoopDetectionConfig({ enabled: true, warningThreshold: 2 ** 53 })).toThrow(
+      "Invalid loopDetection option 'warningThreshold': expected a number of calls, at most 10000 (to turn detection off, set enabled: false), got 9007199254740992",
+    );
+    for (const field of ["historySize", "warningThreshold", "criticalThreshold", "unknownToolThreshold", "globalCircuitBreakerThreshold", "maxBlockedCalls"] as const) {
+      expect(() => resolveLoopDetectionConfig({ [field]: 10_001 })).toThrow(new RegExp(`'${field}': expected a number of calls, at most 10000`));
+      expect(() => new ToolLoopDetector({ [field]: 1e300 })).toThrow(TypeError);
+    }
+    expect(() => resolveLoopDetectionConfig({}, { postCompactionGuard: { windowSize: 2 ** 53 } })).toThrow(/'postCompactionGuard\.windowSize': expected a number of calls, at most 10000/);
+  });
+
+  it("10,000 is accepted, and the thresholds above it stay ordered (critical > warning, breaker > critical)", () => {
+    const config = resolveLoopDetectionConfig({ warningThreshold: 10_000 });
+    expect([config.warningThreshold, config.criticalThreshold, config.globalCircuitBreakerThreshold]).toEqual([10_000, 10_001, 10_002]);
+    expect(config.historySize).toBe(10_002);
+  });
+});

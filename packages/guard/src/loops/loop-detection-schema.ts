@@ -9,7 +9,9 @@
  * - `Invalid loopDetection option 'enabled': expected a boolean, got "true"`
  * - `Invalid loopDetection option 'toolOverrides.exec.volatileKeys[1]': expected a string, got 3`
  *
- * Only types are checked here: a number of the right type that is not a
+ * Only types are checked here, and one bound: a count above
+ * {@link MAX_LOOP_DETECTION_COUNT} is refused (`warningThreshold: 2 ** 53`
+ * would turn the detector off without a word). A number that is not a
  * positive integer still falls back to the default (DESIGN 2.5).
  */
 import type { LoopDetectionOptions } from "./loop-detection-config";
@@ -17,11 +19,20 @@ import type { LoopDetectionOptions } from "./loop-detection-config";
 type Rule =
   | { readonly kind: "value"; readonly expected: string; readonly test: (value: unknown) => boolean }
   | { readonly kind: "strings" }
+  | { readonly kind: "count" }
   | { readonly kind: "object"; readonly fields: Readonly<Record<string, Rule>> }
   | { readonly kind: "record"; readonly entry: Rule };
 
 const booleanRule: Rule = { kind: "value", expected: "a boolean", test: (value) => typeof value === "boolean" };
-const numberRule: Rule = { kind: "value", expected: "a number", test: (value) => typeof value === "number" };
+/**
+ * The largest count a window size, threshold or limit may be. Detection
+ * scans the window on every call, and a threshold no run can reach (2 ** 53)
+ * silently turns a detector off: `enabled: false` says that plainly.
+ */
+export const MAX_LOOP_DETECTION_COUNT = 10_000;
+
+/** A number; an integer above {@link MAX_LOOP_DETECTION_COUNT} is refused (other numbers that are not positive integers fall back to the default). */
+const countRule: Rule = { kind: "count" };
 const stringsRule: Rule = { kind: "strings" };
 
 /** Every key `LoopDetectionOptions` accepts, nested blocks included; anything else is a typo. */
@@ -29,12 +40,12 @@ const OPTIONS_RULE: Rule = {
   kind: "object",
   fields: {
     enabled: booleanRule,
-    historySize: numberRule,
-    warningThreshold: numberRule,
-    criticalThreshold: numberRule,
-    unknownToolThreshold: numberRule,
-    globalCircuitBreakerThreshold: numberRule,
-    maxBlockedCalls: numberRule,
+    historySize: countRule,
+    warningThreshold: countRule,
+    criticalThreshold: countRule,
+    unknownToolThreshold: countRule,
+    globalCircuitBreakerThreshold: countRule,
+    maxBlockedCalls: countRule,
     detectors: {
       kind: "object",
       fields: {
@@ -45,7 +56,7 @@ const OPTIONS_RULE: Rule = {
         repeatedError: booleanRule,
       },
     },
-    postCompactionGuard: { kind: "object", fields: { windowSize: numberRule, enabled: booleanRule } },
+    postCompactionGuard: { kind: "object", fields: { windowSize: countRule, enabled: booleanRule } },
     pollTools: stringsRule,
     volatileKeys: stringsRule,
     toolOverrides: { kind: "record", entry: { kind: "object", fields: { volatileKeys: stringsRule } } },
@@ -66,6 +77,12 @@ function check(value: unknown, rule: Rule, path: string): void {
   switch (rule.kind) {
     case "value":
       if (!rule.test(value)) throw invalid(path, rule.expected, value);
+      return;
+    case "count":
+      if (typeof value !== "number") throw invalid(path, "a number", value);
+      if (Number.isInteger(value) && value > MAX_LOOP_DETECTION_COUNT) {
+        throw invalid(path, `a number of calls, at most ${MAX_LOOP_DETECTION_COUNT} (to turn detection off, set enabled: false)`, value);
+      }
       return;
     case "strings":
       if (!Array.isArray(value)) throw invalid(path, "an array of strings", value);

@@ -415,3 +415,32 @@ describe("ToolLoopDetector: arguments are compared by content, never by object i
     expect(detector.historyFor().map((record) => record.outcome)).toEqual(["result", "result"]);
   });
 });
+
+describe("ToolLoopDetector: a call without a tool name is a usage error", () => {
+  const cyclic: Record<string, unknown> = { query: "x" };
+  cyclic["self"] = cyclic;
+
+  it("detect(undefined, <cyclic params>) is a TypeError saying what to pass, before and after calls were recorded", () => {
+    const detector = new ToolLoopDetector({ enabled: true });
+    expect(() => detector.detect(undefined as unknown as string, cyclic)).toThrow(
+      "ToolLoopDetector.detect: toolName must be the name of the tool called (a string), got undefined — call detect(toolName, params, { runId })",
+    );
+    for (let index = 0; index < 3; index++) detector.recordOutcome({ toolName: "search", params: cyclic, result: "same" });
+    for (const toolName of [undefined, null, 42, {}, Symbol("search")]) expect(() => detector.detect(toolName as unknown as string, cyclic)).toThrow(TypeError);
+    // Detection off does not hide the mistake.
+    expect(() => new ToolLoopDetector().detect(undefined as unknown as string, cyclic)).toThrow(TypeError);
+  });
+
+  it("recordCall and recordOutcome refuse it too, and keep nothing", () => {
+    const detector = new ToolLoopDetector({ enabled: true });
+    expect(() => detector.recordCall({ toolName: undefined as unknown as string, params: cyclic })).toThrow(/ToolLoopDetector\.recordCall: toolName must be .* got undefined — pass \{ toolName, params, runId \}/);
+    expect(() => detector.recordOutcome({ toolName: null as unknown as string, params: cyclic, result: 1 })).toThrow(/ToolLoopDetector\.recordOutcome: toolName must be .* got null/);
+    expect(detector.history).toEqual([]);
+  });
+
+  it("cyclic params are accepted: a cycle hashes as \"[Circular]\", so repeats of the same cyclic call are still caught", () => {
+    const detector = new ToolLoopDetector({ enabled: true, warningThreshold: 3 });
+    for (let index = 0; index < 3; index++) detector.recordOutcome({ toolName: "search", params: cyclic, result: "same" });
+    expect(detector.detect("search", cyclic)).toMatchObject({ stuck: true, level: "warning", toolName: "search" });
+  });
+});

@@ -160,6 +160,7 @@ export class ToolLoopDetector {
    * nothing is kept, but the record is still returned.
    */
   recordCall(call: ToolCallInput): ToolCallRecord {
+    checkToolName("recordCall", call?.toolName);
     const record: MutableRecord = {
       toolName: call.toolName,
       argsHash: this.argsHashOf(call.toolName, call.params),
@@ -183,6 +184,7 @@ export class ToolLoopDetector {
    * is not an outcome: the call stays without one and the streak holds.
    */
   recordOutcome(outcome: ToolOutcomeInput): ToolCallRecord {
+    checkToolName("recordOutcome", outcome?.toolName);
     const run = this.config.enabled ? this.runs.get(outcome.runId ?? NO_RUN) : undefined;
     const pending = run === undefined ? undefined : this.findPending(run.records, outcome);
     const record: MutableRecord = pending ?? {
@@ -218,6 +220,7 @@ export class ToolLoopDetector {
    * the first warning. Always `{ stuck: false }` when detection is off.
    */
   detect(toolName: string, params: unknown, options: DetectOptions = {}): LoopDetectionResult {
+    checkToolName("detect", toolName);
     if (!this.config.enabled) return NOT_STUCK;
     const run = this.runs.get(options.runId ?? NO_RUN);
     if (run === undefined || run.records.length === 0) return NOT_STUCK;
@@ -509,4 +512,20 @@ function unknownToolNameOf(error: unknown): string | undefined {
     if (name !== undefined) return name;
   }
   return undefined;
+}
+
+/**
+ * A call without a tool name can match nothing, so a detector that took it
+ * would answer "not stuck" for ever: a usage error, whatever the params
+ * (params may be any value, cyclic ones included: a cycle hashes as
+ * `"[Circular]"`). Any string is a name (a model may send an empty one; the
+ * runtime reports that as an unknown tool).
+ */
+function checkToolName(method: string, toolName: unknown): void {
+  if (typeof toolName === "string") return;
+  const shown = toolName === null ? "null" : typeof toolName === "object" || typeof toolName === "function" ? `a ${typeof toolName}` : String(toolName);
+  throw new TypeError(
+    `ToolLoopDetector.${method}: toolName must be the name of the tool called (a string), got ${shown}` +
+      (method === "detect" ? " — call detect(toolName, params, { runId })" : " — pass { toolName, params, runId }"),
+  );
 }
