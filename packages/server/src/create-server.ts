@@ -24,6 +24,9 @@ import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./h
 import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
 import { STORE_UNAVAILABLE, fromStore, isStoreFault } from "./store-fault";
 import { registerState, type ServerState } from "./server-state";
+import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
+import type { ApiKeyScope } from "./auth/api-key";
+import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
 
 /**
  * Options of {@link createServer}.
@@ -42,10 +45,22 @@ export interface CreateServerOptions {
   /**
    * Give a request without `X-Agent-Policy` a root budget (the local
    * policy's limits) instead of refusing it with 400: for a server whose
-   * clients are its own users, not other agents.
+   * clients are its own users, not other agents. With a policy secret set
+   * (`REIN_POLICY_SECRET`), only a caller authenticated with a key of the
+   * `mint` or `admin` scope gets one: anyone else who drops the header gets
+   * the 400, not a fresh root budget.
    * @default false
    */
   readonly mintRootBudget?: boolean;
+  /**
+   * API keys: every route but `GET /healthz` then needs `Authorization:
+   * Bearer <key>` (401 `unauthorized` without a valid one, 403 `forbidden`
+   * without the route's scope), and each key sees only the runs and
+   * sessions it created (`admin` sees all). Without it the server is open
+   * to anyone who can reach it.
+   * @default undefined (no authentication)
+   */
+  readonly auth?: AuthOptions;
   /** Largest request body in bytes; larger is a 413. @default 1_048_576 */
   readonly maxBodyBytes?: number;
   /** Interval of SSE heartbeat comments in ms. @default 15_000 */
@@ -119,6 +134,22 @@ export function createServer(options: CreateServerOptions): Hono {
     return c.json(errorBody(type, message), STATUS_OF[type]);
   };
   const read = <R>(fn: () => R | Promise<R>) => fromStore(report, fn);
+  if (options.auth !== undefined && (typeof options.auth !== "object" || options.auth === null || typeof options.auth.keys?.find !== "function")) {
+    throw new TypeError("createServer({ auth }): auth must be { keys: ApiKeyStore } (an InMemoryApiKeyStore, SqliteApiKeyStore or PostgresApiKeyStore)");
+  }
+  /** The caller of `c`, allowed `scope` (401/403 otherwise); a key store that fails is a 503. */
+  const who = async (c: HonoContext, scope: ApiKeyScope): Promise<Caller> => {
+    try {
+      return await authenticate(options.auth, c.req.header("authorization"), scope);
+    } catch (error) {
+      if (error instanceof RequestError) {
+        if (error.type === "unauthorized") c.header("www-authenticate", 'Bearer realm="rein"');
+        throw error;
+      }
+      report(error);
+      throw new RequestError("store_unavailable", STORE_UNAVAILABLE);
+    }
+  };
 
   app.onError((error, c) => {
     if (error instanceof RequestError) return fail(c, error.type, error.message);
@@ -135,11 +166,12 @@ export function createServer(options: CreateServerOptions): Hono {
    * the client's `X-Run-Id` (so it can cancel before the answer arrives) or
    * a new one. A bad header is a typed 4xx through `app.onError`.
    */
-  const admit = (c: HonoContext, work: string): { budget: ReachBudget; traceparent: string | undefined; runId: string } => {
-    const budget = receivedBudget(c.req.header("x-agent-policy"), options.mintRootBudget === true, policy);
+  const admit = (c: HonoContext, caller: Caller, work: string): { budget: ReachBudget; traceparent: string | undefined; runId: string } => {
+    const mint = options.mintRootBudget === true && (caller.mayMint || !policySecretSet());
+    const budget = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
     if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
     const proposed = c.req.header("x-run-id");
-    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(proposed))) {
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)))) {
       throw new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
     }
     return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex") };
@@ -148,16 +180,20 @@ export function createServer(options: CreateServerOptions): Hono {
   app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
 
   app.post("/v1/agent/run", async (c) => {
+    const caller = await who(c, "run");
     if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
     const body = await readRunBody(c.req.raw, c.req.header("content-length"), maxBodyBytes);
     const entry = entries[body.entry];
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
       return fail(c, "not_found", `no entry '${bounded(body.entry)}'; listed entries: ${bounded(Object.keys(entries).join(", "), 400)}`);
     }
-    const { budget, traceparent, runId } = admit(c, "this entry");
+    const { budget, traceparent, runId } = admit(c, caller, "this entry");
+    // The client's name of the session; the store holds it under the caller's prefix (ownership.ts).
     const sessionId = body.sessionId ?? `run-${runId}`;
+    const storedId = storedSessionId(caller, sessionId);
     const controller = new AbortController();
-    state.runs.set(runId, controller);
+    const inFlight = flightKey(caller.owner, runId);
+    state.runs.set(inFlight, controller);
     // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
     const hangUp = onHangUp(c, controller);
     const usage = { inputTokens: 0, outputTokens: 0 };
@@ -185,10 +221,10 @@ export function createServer(options: CreateServerOptions): Hono {
             () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, body.args), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
             { signal: controller.signal },
           );
-        const context = Context.forSession(store, sessionId);
+        const context = Context.forSession(store, storedId);
         const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
         const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
-        const base = { runId, ...usageOf(), sessionId, ...headOf(store, sessionId), budget };
+        const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
         return { response: { ...base, result: value ?? null, status: "completed" } };
       } catch (error) {
@@ -201,14 +237,14 @@ export function createServer(options: CreateServerOptions): Hono {
           status: "error",
           ...usageOf(),
           sessionId,
-          ...headOf(store, sessionId),
+          ...headOf(store, storedId),
           budget,
           error: { type, name: err.name, message: type === "store_unavailable" ? STORE_UNAVAILABLE : err.message },
         };
         return type === "run_error" ? { response } : { response, errorType: type };
       } finally {
         hangUp();
-        state.runs.delete(runId);
+        state.runs.delete(inFlight);
       }
     };
 
@@ -265,32 +301,42 @@ export function createServer(options: CreateServerOptions): Hono {
     return c.json(JSON.parse(safeJson(response)) as RunResponse, errorType === undefined ? 200 : STATUS_OF[errorType]);
   });
 
+  /** The stored session `id` names for `caller`, or a 404 (another key's session is not found either). */
+  const sessionOf = async (caller: Caller, id: string): Promise<string> => {
+    const stored = SESSION_ID.test(id) ? await read(() => sessionFor(caller, id, (candidate) => store.hasSession(candidate))) : undefined;
+    if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
+    return stored;
+  };
+
   app.get("/v1/sessions/:id", async (c) => {
-    const id = c.req.param("id");
-    if (!SESSION_ID.test(id) || !(await read(() => store.hasSession(id)))) return fail(c, "not_found", `no session '${bounded(id)}'`);
-    const session = await read(() => ({ session: store.getSession(id), nodes: store.readNodes(id) }));
-    return c.json(JSON.parse(safeJson(session)) as object);
+    const caller = await who(c, "read");
+    const stored = await sessionOf(caller, c.req.param("id"));
+    const { session, nodes } = await read(() => ({ session: store.getSession(stored), nodes: store.readNodes(stored) }));
+    return c.json(JSON.parse(safeJson({ session: { ...session, id: clientSessionId(caller, session.id) }, nodes })) as object);
   });
 
   app.get("/v1/sessions/:id/graph", async (c) => {
-    const id = c.req.param("id");
-    if (!SESSION_ID.test(id) || !(await read(() => store.hasSession(id)))) return fail(c, "not_found", `no session '${bounded(id)}'`);
+    const caller = await who(c, "read");
+    const stored = await sessionOf(caller, c.req.param("id"));
     const format = c.req.query("format") ?? "json";
     if (format !== "json" && format !== "mermaid" && format !== "dot") return fail(c, "invalid_body", `format must be mermaid, dot or json, not '${format.slice(0, 50)}'`);
-    const graph = await read(() => store.exportGraph(id, { format }));
+    const graph = await read(() => store.exportGraph(stored, { format }));
     return format === "json" ? c.body(graph, 200, { "content-type": "application/json" }) : c.text(graph);
   });
 
   app.get("/v1/runs", async (c) => {
+    const caller = await who(c, "read");
     const asked = c.req.query("state");
     const states = asked === undefined || asked === "" ? undefined : asked.split(",");
     const unknown = states?.find((item) => !RUN_STATES.includes(item as RunState));
     if (unknown !== undefined) return fail(c, "invalid_body", `state must be a comma-separated list of ${RUN_STATES.join(", ")}; '${unknown.slice(0, 50)}' is not one`);
     const runs = await read(() => runsOf(store)?.listRuns(states as RunState[] | undefined) ?? []);
-    return c.json(JSON.parse(safeJson({ runs })) as object);
+    const visible = runs.filter((run) => ownsSession(caller, run.sessionId)).map((run) => ({ ...run, sessionId: clientSessionId(caller, run.sessionId) }));
+    return c.json(JSON.parse(safeJson({ runs: visible })) as object);
   });
 
   app.post("/v1/runs/:id/resume", async (c) => {
+    const caller = await who(c, "run");
     if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
     const id = c.req.param("id");
     const body = await readJsonObject(c.req.raw, c.req.header("content-length"), maxBodyBytes, '{ codeChangePolicy?: "keep_original" | "use_latest" }', {});
@@ -301,16 +347,19 @@ export function createServer(options: CreateServerOptions): Hono {
     if (policyName !== undefined && policyName !== "keep_original" && policyName !== "use_latest") {
       return fail(c, "invalid_body", 'body.codeChangePolicy must be "keep_original" or "use_latest"');
     }
-    const record = RUN_ID.test(id) ? await read(() => runsOf(store)?.getRun(id)) : undefined;
+    const found = RUN_ID.test(id) ? await read(() => runsOf(store)?.getRun(id)) : undefined;
+    // Another key's run is not found either.
+    const record = found !== undefined && ownsSession(caller, found.sessionId) ? found : undefined;
     if (record === undefined) return fail(c, "not_found", `no resumable run '${bounded(id)}' in this server's store (GET /v1/runs lists them)`);
     const entry = entryClassFor(entries, record.name);
     if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${bounded(record.name, 200)}, which no listed class entry of this server serves`);
-    const { budget, traceparent, runId: requestId } = admit(c, "resuming the run");
+    const { budget, traceparent, runId: requestId } = admit(c, caller, "resuming the run");
     const controller = new AbortController();
-    state.runs.set(requestId, controller);
+    const inFlight = flightKey(caller.owner, requestId);
+    state.runs.set(inFlight, controller);
     const hangUp = onHangUp(c, controller);
     c.header("X-Run-Id", requestId);
-    const base = { runId: id, sessionId: record.sessionId, budget };
+    const base = { runId: id, sessionId: clientSessionId(caller, record.sessionId), budget };
     try {
       const agent = agentForRun(entry, store, record, policy);
       const resume = () => agent.resumeRun(id, policyName === undefined ? {} : { codeChangePolicy: policyName });
@@ -332,13 +381,14 @@ export function createServer(options: CreateServerOptions): Hono {
       return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message } })) as object, httpStatus);
     } finally {
       hangUp();
-      state.runs.delete(requestId);
+      state.runs.delete(inFlight);
     }
   });
 
-  app.post("/v1/runs/:id/cancel", (c) => {
+  app.post("/v1/runs/:id/cancel", async (c) => {
+    const caller = await who(c, "run");
     const id = c.req.param("id");
-    const controller = state.runs.get(id);
+    const controller = flightFor(state.runs, caller, id);
     if (controller === undefined) return fail(c, "not_found", `no run '${bounded(id)}' in flight`);
     controller.abort(new Error(`run ${id} cancelled by request`));
     return c.json({ runId: id, status: "cancelling" });
@@ -367,6 +417,11 @@ function onHangUp(c: HonoContext, controller: AbortController): () => void {
   if (signal.aborted) cancel();
   signal.addEventListener("abort", cancel, { once: true });
   return () => signal.removeEventListener("abort", cancel);
+}
+
+/** Whether `REIN_POLICY_SECRET` names a secret (read per request, as the header codec reads it). */
+function policySecretSet(): boolean {
+  return (process.env.REIN_POLICY_SECRET ?? "").split(",").some((secret) => secret.trim() !== "");
 }
 
 /** The default of `onInternalError`: one line on stderr, never sent to a client. */

@@ -15,3 +15,6 @@ export { entryClassFor } from "./resume-runs";
 export type { ServeOptions, ListenOptions, RunningServer } from "./serve";
 export type { Entry, Entries, EntryInit, EntryFactory, EntryClass } from "./entries";
 export type { ErrorBody, ErrorType } from "./http-error";
+export { API_KEY_SCOPES, verifyApiKey, InMemoryApiKeyStore, SqliteApiKeyStore } from "./auth";
+export type { ApiKeyScope, ApiKeyRecord, StoredApiKey, IssuedApiKey, ApiKeyStore, CreateApiKeyOptions, SqliteApiKeyStoreOptions } from "./auth";
+export type { AuthOptions } from "./auth/caller";

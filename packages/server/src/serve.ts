@@ -7,6 +7,7 @@ import { resumeOnStart } from "./resume-runs";
 import type { ServerState } from "./server-state";
 import { createServer, type CreateServerOptions } from "./create-server";
 import { stateOf } from "./server-state";
+import { INTERNAL_OWNER, flightKey } from "./ownership";
 
 /**
  * Where and how long to listen: the part of {@link ServeOptions} shared by
@@ -170,7 +171,8 @@ function connectionLimits(options: ListenOptions): Required<Pick<ListenOptions, 
 /** Continues interrupted runs as one more run in flight: shutdown waits for it, then cancels it. */
 function resumeWhileServing(state: ServerState): Promise<ResumeInterruptedReport & { readonly error?: Error }> {
   const controller = new AbortController();
-  const key = "resume-on-start";
+  // Under an owner no client has: not cancellable through the cancel route, not even by an admin key.
+  const key = flightKey(INTERNAL_OWNER, "resume-on-start");
   state.runs.set(key, controller);
   return withRunListener(() => undefined, () => resumeOnStart(state.entries, state.store, state.reach), { signal: controller.signal })
     .catch((error: unknown) => ({ resumed: [], leftAlone: [], error: error instanceof Error ? error : new Error(String(error)) }))
