@@ -8,7 +8,7 @@ import {
   ReachError,
   ReachPolicy,
   clampBudget,
-  decodePolicyHeader,
+  inspectPolicyHeader,
   withReachBudget,
   withRunListener,
   RunNotResumableError,
@@ -18,6 +18,7 @@ import {
   type RunEvent,
   type SessionStoreLike,
 } from "rein";
+import { policySecretSet } from "./policy-secret";
 import { checkEntries, instantiate, type Entries } from "./entries";
 import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
 import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./http-error";
@@ -27,6 +28,7 @@ import { registerState, type ServerState } from "./server-state";
 import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
+import { mountLiveRoutes } from "./live-routes";
 
 /**
  * Options of {@link createServer}.
@@ -72,6 +74,19 @@ export interface CreateServerOptions {
    * @default one line on stderr: `rein server: <Name>: <message>`
    */
   readonly onInternalError?: (error: unknown) => void;
+  /**
+   * Mount the Inspector page at `/inspector`: runs live, their graphs,
+   * reach gauges, Stop / Approve / Deny / Resume (docs/inspector.md).
+   * @default false
+   */
+  readonly inspector?: boolean;
+  /**
+   * How long a tool call of a `requiresApproval` method (of an agent with no
+   * `approveToolCall` of its own) waits for `POST
+   * /v1/runs/:id/approvals/:toolCallId` before it is denied.
+   * @default 300_000
+   */
+  readonly approvalTimeoutMs?: number;
 }
 
 /**
@@ -94,6 +109,8 @@ export interface RunResponse {
   readonly headId?: string;
   readonly budget: ReachBudget;
   readonly error?: { readonly type: string; readonly name: string; readonly message: string };
+  /** The caller's run that issued the received `X-Agent-Policy` (its `r`), when a signed header said. */
+  readonly callerRunId?: string;
 }
 
 const RUN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -166,18 +183,20 @@ export function createServer(options: CreateServerOptions): Hono {
    * the client's `X-Run-Id` (so it can cancel before the answer arrives) or
    * a new one. A bad header is a typed 4xx through `app.onError`.
    */
-  const admit = (c: HonoContext, caller: Caller, work: string): { budget: ReachBudget; traceparent: string | undefined; runId: string } => {
+  const admit = (c: HonoContext, caller: Caller, work: string): { budget: ReachBudget; traceparent: string | undefined; runId: string; caller: { callerRunId?: string } } => {
     const mint = options.mintRootBudget === true && (caller.mayMint || !policySecretSet());
-    const budget = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
+    const { budget, callerRunId } = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
     if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
     const proposed = c.req.header("x-run-id");
     if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)))) {
       throw new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
     }
-    return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex") };
+    return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex"), caller: callerRunId === undefined ? {} : { callerRunId } };
   };
 
   app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
+  // Approvals over HTTP, the runs feed and the Inspector page (live-routes.ts).
+  const feed = mountLiveRoutes(app, { who, store, maxBodyBytes, heartbeatMs, approvalTimeoutMs: options.approvalTimeoutMs, inspector: options.inspector });
 
   app.post("/v1/agent/run", async (c) => {
     const caller = await who(c, "run");
@@ -187,7 +206,7 @@ export function createServer(options: CreateServerOptions): Hono {
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
       return fail(c, "not_found", `no entry '${bounded(body.entry)}'; listed entries: ${bounded(Object.keys(entries).join(", "), 400)}`);
     }
-    const { budget, traceparent, runId } = admit(c, caller, "this entry");
+    const { budget, traceparent, runId, caller: issuer } = admit(c, caller, "this entry");
     // The client's name of the session; the store holds it under the caller's prefix (ownership.ts).
     const sessionId = body.sessionId ?? `run-${runId}`;
     const storedId = storedSessionId(caller, sessionId);
@@ -196,12 +215,14 @@ export function createServer(options: CreateServerOptions): Hono {
     state.runs.set(inFlight, controller);
     // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
     const hangUp = onHangUp(c, controller);
+    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent) });
     const usage = { inputTokens: 0, outputTokens: 0 };
     // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;
     let forward: ((event: RunEvent) => void) | undefined;
     const onEvent = (event: RunEvent) => {
       observed = true;
+      watched.event(event);
       if (event.type === "model-response") {
         usage.inputTokens += event.usage.inputTokens;
         usage.outputTokens += event.usage.outputTokens;
@@ -209,9 +230,9 @@ export function createServer(options: CreateServerOptions): Hono {
       forward?.(event);
     };
     const usageOf = () => (observed ? { usage: { ...usage } } : {});
-    const run = async (): Promise<{ response: RunResponse; errorType?: ErrorType }> => {
+    const runEntry = async (): Promise<{ response: RunResponse; errorType?: ErrorType }> => {
       try {
-        const target = instantiate(entry, { onEvent, signal: controller.signal, runId });
+        const target = instantiate(entry, { onEvent, signal: controller.signal, runId, approveToolCall: watched.approver });
         const method = target[entry[1]];
         if (typeof method !== "function") throw new TypeError(`entry '${body.entry}': the factory's object has no method '${entry[1]}'`);
         // Every run the entry makes reports to this request (events, usage) and is cancelled by it, class or factory entry alike.
@@ -224,7 +245,7 @@ export function createServer(options: CreateServerOptions): Hono {
         const context = Context.forSession(store, storedId);
         const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
         const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
-        const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget };
+        const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget, ...issuer };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
         return { response: { ...base, result: value ?? null, status: "completed" } };
       } catch (error) {
@@ -239,6 +260,7 @@ export function createServer(options: CreateServerOptions): Hono {
           sessionId,
           ...headOf(store, storedId),
           budget,
+          ...issuer,
           error: { type, name: err.name, message: type === "store_unavailable" ? STORE_UNAVAILABLE : err.message },
         };
         return type === "run_error" ? { response } : { response, errorType: type };
@@ -248,6 +270,7 @@ export function createServer(options: CreateServerOptions): Hono {
       }
     };
 
+    const run = () => watched.settle(runEntry());
     c.header("X-Run-Id", runId);
     if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
       const encoder = new TextEncoder();
@@ -419,11 +442,6 @@ function onHangUp(c: HonoContext, controller: AbortController): () => void {
   return () => signal.removeEventListener("abort", cancel);
 }
 
-/** Whether `REIN_POLICY_SECRET` names a secret (read per request, as the header codec reads it). */
-function policySecretSet(): boolean {
-  return (process.env.REIN_POLICY_SECRET ?? "").split(",").some((secret) => secret.trim() !== "");
-}
-
 /** The default of `onInternalError`: one line on stderr, never sent to a client. */
 function reportToStderr(error: unknown): void {
   const line = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -454,13 +472,15 @@ function safeJson(value: unknown): string {
   });
 }
 
-function receivedBudget(header: string | undefined, mint: boolean, policy: ReachPolicy): ReachBudget {
+function receivedBudget(header: string | undefined, mint: boolean, policy: ReachPolicy): { budget: ReachBudget; callerRunId?: string } {
   if (header === undefined || header === "") {
-    if (mint) return clampBudget({ depth: Infinity }, policy.limits);
+    if (mint) return { budget: clampBudget({ depth: Infinity }, policy.limits) };
     throw new RequestError("missing_policy", "X-Agent-Policy header is required (a caller passes its budget on with reachFetch; or start the server with mintRootBudget)");
   }
   try {
-    return clampBudget(decodePolicyHeader(header), policy.limits);
+    // An expired, forged or unsigned (with a secret set) header is refused here: 400 invalid_policy.
+    const { budget, runId } = inspectPolicyHeader(header);
+    return { budget: clampBudget(budget, policy.limits), ...(runId === undefined ? {} : { callerRunId: runId }) };
   } catch (error) {
     throw new RequestError("invalid_policy", `X-Agent-Policy is not valid: ${(error as Error).message}`);
   }

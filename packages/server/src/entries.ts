@@ -1,4 +1,4 @@
-import { isAgentClass as isBrandedAgentClass, type Agent, type RunEventListener } from "rein";
+import { isAgentClass as isBrandedAgentClass, type Agent, type RunEventListener, type ToolApprover } from "rein";
 
 /**
  * What a factory entry receives for one request: a listener for the run's
@@ -16,6 +16,13 @@ export interface EntryInit {
   readonly signal: AbortSignal;
   /** The run's id (`X-Run-Id`). */
   readonly runId: string;
+  /**
+   * The server's approver (approvals over HTTP): pass it as the
+   * `approveToolCall` of an agent whose `requiresApproval` tools a person
+   * should answer through `POST /v1/runs/:id/approvals/:toolCallId`. A
+   * class entry is constructed with it.
+   */
+  readonly approveToolCall?: ToolApprover;
 }
 
 /**
@@ -85,5 +92,8 @@ export function isAgentClass(target: EntryClass | EntryFactory | Function): targ
 /** @internal the object an entry calls for one request. */
 export function instantiate(entry: Entry, init: EntryInit): Record<string, unknown> {
   const [target] = entry;
-  return (isAgentClass(target) ? new target() : (target as EntryFactory)(init)) as Record<string, unknown>;
+  if (!isAgentClass(target)) return (target as EntryFactory)(init) as Record<string, unknown>;
+  // An agent with an approver of its own keeps it (its constructor sets it); one without gets the server's.
+  const construct = target as unknown as new (options?: { approveToolCall?: ToolApprover }) => Agent;
+  return new construct(init.approveToolCall === undefined ? undefined : { approveToolCall: init.approveToolCall }) as unknown as Record<string, unknown>;
 }

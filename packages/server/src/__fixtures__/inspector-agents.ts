@@ -1,0 +1,64 @@
+import { Agent, Runtime, ScriptedProvider, type ModelRequest } from "rein";
+import type { Entries, EntryInit } from "../entries";
+import { WaitingProvider } from "./waiting-provider";
+
+/** What {@link Deployer.deploy} did, in order (reset by tests). */
+export const deployments: string[] = [];
+
+/** The text of the latest tool result the model was sent, if any. */
+function lastToolResult(request: ModelRequest): string | undefined {
+  const last = request.messages[request.messages.length - 1];
+  const block = last?.content.find((item) => item.type === "tool_result");
+  return block === undefined ? undefined : JSON.stringify(block);
+}
+
+/**
+ * A model that asks to deploy once, then reports what the tool said: a
+ * request whose last turn carries a tool result is answered with it.
+ */
+export const deployModel = new ScriptedProvider(
+  [
+    (request) => {
+      const result = lastToolResult(request);
+      if (result !== undefined) return { text: `tool said: ${result}`, usage: { inputTokens: 11, outputTokens: 4 } };
+      return { toolCalls: [{ name: "deploy", input: { service: "api" } }], usage: { inputTokens: 20, outputTokens: 6 } };
+    },
+  ],
+  { whenExhausted: "repeat-last", recordRequests: false },
+);
+
+/** A class entry with a `requiresApproval` tool and no approver of its own: the server's approver answers. */
+export class Deployer extends Agent {
+  static runtime = new Runtime({ provider: deployModel });
+  static methodOptions = { deploy: { tool: true, requiresApproval: true, description: "Deploy a service." } };
+  deploy(service: string): string {
+    deployments.push(service);
+    return `deployed ${service}`;
+  }
+  async ship(task: string): Promise<string> {
+    return this.ask(task);
+  }
+}
+
+/** An agent whose model never answers until its run is cancelled. */
+export class Waiter extends Agent {
+  async question(task: string): Promise<string> {
+    return this.ask(task);
+  }
+}
+
+/** The providers the `wait` entry made, newest last (a test awaits `aborted`). */
+export const waitingProviders: WaitingProvider[] = [];
+
+/** The entries of the inspector tests. */
+export const inspectorEntries = {
+  ship: [Deployer, "ship"],
+  wait: [
+    ({ onEvent }: EntryInit) => {
+      const provider = new WaitingProvider();
+      waitingProviders.push(provider);
+      return new Waiter({ runtime: new Runtime({ provider, onEvent }) });
+    },
+    "question",
+  ],
+} satisfies Entries;

@@ -1,0 +1,99 @@
+import type { Context as HonoContext, Hono } from "hono";
+import type { SessionNode, SessionStoreLike } from "rein";
+import type { ApiKeyScope } from "../auth/api-key";
+import type { Caller } from "../auth/caller";
+import { RequestError, bounded } from "../http-error";
+import { clientSessionId, ownsSession, sessionFor } from "../ownership";
+import { SESSION_ID } from "../request-body";
+import { runsOf } from "../resume-runs";
+import { inspectorAsset, type InspectorAsset } from "./inspector-assets";
+
+/** What the Inspector's routes need. @internal */
+export interface InspectorRoutesOptions {
+  readonly store: SessionStoreLike;
+  readonly who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>;
+  /** No steering: the page shows no buttons (`rein inspect`). */
+  readonly readOnly: boolean;
+}
+
+/** Nodes per page of `GET /inspector/api/sessions/:id/nodes`. */
+const PAGE = 200;
+const MAX_PAGE = 2_000;
+
+/**
+ * Mounts the Inspector page at `/inspector` (its assets ship in the
+ * package: no CDN) and the reads it needs beyond the API: the sessions
+ * (`/inspector/api/sessions`), a session's nodes a page at a time
+ * (`/inspector/api/sessions/:id/nodes?after=<seq>&limit=<n>`), the stored
+ * resumable runs (`/inspector/api/runs`) and whether it may steer
+ * (`/inspector/api/config`). Every read is scoped to the caller's key.
+ * @internal
+ */
+export function mountInspector(app: Hono, options: InspectorRoutesOptions): void {
+  const { store, who, readOnly } = options;
+  const asset = (c: HonoContext, file: InspectorAsset) => c.body(inspectorAsset(file).body, 200, { "content-type": inspectorAsset(file).type, "cache-control": "no-cache" });
+  app.get("/inspector", (c) => asset(c, "index.html"));
+  app.get("/inspector/", (c) => asset(c, "index.html"));
+  app.get("/inspector/app.js", (c) => asset(c, "app.js"));
+  app.get("/inspector/app.css", (c) => asset(c, "app.css"));
+
+  app.get("/inspector/api/config", async (c) => {
+    const caller = await who(c, "read");
+    return c.json({ readOnly: readOnly || !caller.has("run"), store: store.location.replace(/\/\/[^@/]*@/, "//") });
+  });
+
+  app.get("/inspector/api/sessions", async (c) => {
+    const caller = await who(c, "read");
+    const sessions = store
+      .listSessions()
+      .filter((session) => ownsSession(caller, session.id))
+      .slice(0, 200)
+      .map((session) => ({ ...session, id: clientSessionId(caller, session.id) }));
+    return c.json({ sessions });
+  });
+
+  app.get("/inspector/api/runs", async (c) => {
+    const caller = await who(c, "read");
+    const runs = (runsOf(store)?.listRuns() ?? [])
+      .filter((run) => ownsSession(caller, run.sessionId))
+      .slice(0, 200)
+      .map((run) => ({ ...run, sessionId: clientSessionId(caller, run.sessionId) }));
+    return c.json({ runs });
+  });
+
+  app.get("/inspector/api/sessions/:id/nodes", async (c) => {
+    const caller = await who(c, "read");
+    const id = c.req.param("id");
+    const stored = SESSION_ID.test(id) ? await sessionFor(caller, id, (candidate) => store.hasSession(candidate)) : undefined;
+    if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
+    const after = integerOf(c.req.query("after"), -1, "after");
+    const limit = Math.min(integerOf(c.req.query("limit"), PAGE, "limit"), MAX_PAGE);
+    const nodes = store.readNodes(stored);
+    const start = firstAfter(nodes, after);
+    const page = nodes.slice(start, start + limit);
+    return c.body(jsonOf({ sessionId: id, total: nodes.length, nodes: page, more: start + limit < nodes.length }), 200, { "content-type": "application/json" });
+  });
+}
+
+function integerOf(text: string | undefined, fallback: number, name: string): number {
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < -1) throw new RequestError("invalid_body", `${name} must be an integer ≥ -1, not '${bounded(text, 20)}'`);
+  return value;
+}
+
+/** Index of the first node whose seq is above `after` (nodes are in seq order). */
+function firstAfter(nodes: readonly SessionNode[], after: number): number {
+  let low = 0;
+  let high = nodes.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (nodes[middle]!.seq <= after) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function jsonOf(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : typeof v === "bigint" ? v.toString() : v));
+}

@@ -1,0 +1,225 @@
+import type { RunEvent, ToolApprover } from "rein";
+import type { Caller } from "./auth/caller";
+import { clientSessionId } from "./ownership";
+import type { Approvals, ApprovalRequestEvent, PendingApproval } from "./approvals";
+
+/**
+ * One run of `POST /v1/agent/run` as the runs feed (`GET /v1/runs/events`)
+ * reports it: in flight or recently finished.
+ * @example
+ * ```ts
+ * if (message.type === "run" && message.run.status === "running") show(message.run);
+ * ```
+ */
+export interface RunSummary {
+  readonly runId: string;
+  readonly entry: string;
+  /** The session the run records to, as the subscriber names it. */
+  readonly sessionId: string;
+  readonly status: "running" | "completed" | "error" | "cancelled";
+  /** Epoch ms. */
+  readonly startedAt: number;
+  /** Epoch ms; absent while running. */
+  readonly endedAt?: number;
+  /** Model requests answered so far. */
+  readonly requests: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Cost in USD, from the run's reach figures (0 when unpriced). */
+  readonly costUsd: number;
+  /** The run's latest `reach-status` figures (limits `null` = none). */
+  readonly reach?: ReachFigures;
+  /** Tool calls waiting for approval. */
+  readonly approvals: readonly PendingApproval[];
+  /** The error of a failed run. */
+  readonly error?: { readonly name: string; readonly message: string };
+}
+
+/**
+ * The reach gauge of a run, from its latest `reach-status` event (an
+ * unlimited dimension has `limit: null`).
+ */
+export interface ReachFigures {
+  readonly depth: { readonly used: number; readonly limit: number | null };
+  readonly tokens: { readonly used: number; readonly limit: number | null };
+  readonly costUsd: { readonly used: number; readonly limit: number | null };
+  readonly memoryMb: { readonly used: number; readonly limit: number | null };
+  readonly zone: string;
+  readonly elapsedMs: number;
+  /** `null` without a deadline. */
+  readonly remainingMs: number | null;
+}
+
+/**
+ * A message of the runs feed, as `data:` of an SSE event named after its
+ * `type`: the runs known when the subscriber connected (`snapshot`), a
+ * run's new state (`run`: started, usage, reach, approvals, finished) and
+ * each event of a run in flight (`run-event`: every `RunEvent` but
+ * `text-delta`, plus `approval-request`).
+ * @example
+ * ```ts
+ * new EventSource("/v1/runs/events").addEventListener("run", (e) => render(JSON.parse(e.data).run));
+ * ```
+ */
+export type RunFeedMessage =
+  | { readonly type: "snapshot"; readonly runs: readonly RunSummary[] }
+  | { readonly type: "run"; readonly run: RunSummary }
+  | { readonly type: "run-event"; readonly runId: string; readonly event: RunEvent | ApprovalRequestEvent };
+
+interface Tracked {
+  readonly owner: string;
+  readonly storedSessionId: string;
+  summary: Omit<RunSummary, "sessionId" | "approvals">;
+  pending: () => readonly PendingApproval[];
+}
+
+interface Subscriber {
+  readonly caller: Caller;
+  readonly send: (message: RunFeedMessage) => void;
+}
+
+/** What the run route gets back for one run: its listener, approver and end. @internal */
+export interface WatchedRun {
+  /** Every event of the run (feeds usage, reach and the subscribers). */
+  event(event: RunEvent): void;
+  /** The run's agent's `approveToolCall` (approvals over HTTP). */
+  readonly approver: ToolApprover;
+  /** Records how the run ended (from its answer) and closes its approvals. */
+  settle<T extends { readonly response: { readonly status: RunSummary["status"]; readonly error?: { readonly name: string; readonly message: string } } }>(
+    outcome: Promise<T>,
+  ): Promise<T>;
+}
+
+const RECENT = 50;
+
+/**
+ * The server's live view of its runs: each `POST /v1/agent/run` in flight
+ * and the last 50 finished, pushed to subscribers as they change (no
+ * polling). Each subscriber sees only the runs its key owns (all with
+ * `admin`, or without auth).
+ * @internal
+ */
+export class RunFeed {
+  readonly #runs = new Map<string, Tracked>();
+  readonly #order: string[] = [];
+  readonly #subscribers = new Set<Subscriber>();
+  #next = 0;
+
+  constructor(private readonly approvals: Approvals) {}
+
+  /** Starts watching a run; `emit` sends an `approval-request` on the run's own stream too. */
+  watch(run: { owner: string; runId: string; entry: string; storedSessionId: string; signal: AbortSignal; emit: (event: ApprovalRequestEvent) => void }): WatchedRun {
+    const key = `${++this.#next}`;
+    const tracked: Tracked = {
+      owner: run.owner,
+      storedSessionId: run.storedSessionId,
+      summary: { runId: run.runId, entry: run.entry, status: "running", startedAt: Date.now(), requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      pending: () => [],
+    };
+    const { approvals, end } = this.approvals.open(
+      run.owner,
+      run.runId,
+      (event) => {
+        run.emit(event);
+        this.#publish(tracked, { type: "run-event", runId: run.runId, event });
+        this.#changed(tracked);
+      },
+      run.signal,
+    );
+    tracked.pending = () => approvals.pending();
+    this.#runs.set(key, tracked);
+    this.#order.push(key);
+    this.#changed(tracked);
+    const feed = this;
+    return {
+      approver: approvals.approver,
+      event(event) {
+        approvals.observe(event);
+        if (event.type === "text-delta") return;
+        const summary = tracked.summary;
+        if (event.type === "model-response") {
+          tracked.summary = { ...summary, requests: summary.requests + 1, inputTokens: summary.inputTokens + event.usage.inputTokens, outputTokens: summary.outputTokens + event.usage.outputTokens };
+        } else if (event.type === "reach-status") {
+          const reach = figuresOf(event);
+          tracked.summary = { ...summary, reach, costUsd: Math.max(summary.costUsd, reach.costUsd.used) };
+        }
+        feed.#publish(tracked, { type: "run-event", runId: run.runId, event });
+        if (tracked.summary !== summary || event.type === "tool-result") feed.#changed(tracked);
+      },
+      async settle(outcome) {
+        try {
+          const value = await outcome;
+          const { status, error } = value.response;
+          tracked.summary = { ...tracked.summary, status, endedAt: Date.now(), ...(error === undefined ? {} : { error: { name: error.name, message: error.message } }) };
+          return value;
+        } catch (error) {
+          const err = error instanceof Error ? error : new Error(String(error));
+          tracked.summary = { ...tracked.summary, status: "error", endedAt: Date.now(), error: { name: err.name, message: err.message } };
+          throw error;
+        } finally {
+          end();
+          feed.#changed(tracked);
+          feed.#forgetOld();
+        }
+      },
+    };
+  }
+
+  /** Adds a subscriber; it is sent the runs it may see now, then every change. Returns the unsubscribe. */
+  subscribe(caller: Caller, send: (message: RunFeedMessage) => void): () => void {
+    const subscriber: Subscriber = { caller, send };
+    const runs = [...this.#runs.values()].filter((tracked) => visible(caller, tracked)).map((tracked) => summaryFor(caller, tracked));
+    send({ type: "snapshot", runs });
+    this.#subscribers.add(subscriber);
+    return () => this.#subscribers.delete(subscriber);
+  }
+
+  #changed(tracked: Tracked): void {
+    for (const subscriber of this.#subscribers) {
+      if (visible(subscriber.caller, tracked)) subscriber.send({ type: "run", run: summaryFor(subscriber.caller, tracked) });
+    }
+  }
+
+  #publish(tracked: Tracked, message: RunFeedMessage): void {
+    for (const subscriber of this.#subscribers) {
+      if (visible(subscriber.caller, tracked)) subscriber.send(message);
+    }
+  }
+
+  #forgetOld(): void {
+    let finished = this.#order.filter((key) => this.#runs.get(key)?.summary.status !== "running").length;
+    for (let index = 0; index < this.#order.length && finished > RECENT; ) {
+      const key = this.#order[index]!;
+      if (this.#runs.get(key)?.summary.status !== "running") {
+        this.#runs.delete(key);
+        this.#order.splice(index, 1);
+        finished--;
+      } else index++;
+    }
+  }
+}
+
+function visible(caller: Caller, tracked: Tracked): boolean {
+  return caller.seesAll || tracked.owner === caller.owner;
+}
+
+function summaryFor(caller: Caller, tracked: Tracked): RunSummary {
+  return { ...tracked.summary, sessionId: clientSessionId(caller, tracked.storedSessionId), approvals: tracked.pending() };
+}
+
+function limitOf(limit: number): number | null {
+  return Number.isFinite(limit) ? limit : null;
+}
+
+function figuresOf(event: Extract<RunEvent, { type: "reach-status" }>): ReachFigures {
+  const pair = (value: { used: number; limit: number }) => ({ used: value.used, limit: limitOf(value.limit) });
+  return {
+    depth: pair(event.depth),
+    tokens: pair(event.tokens),
+    costUsd: pair(event.costUsd),
+    memoryMb: pair(event.memoryMb),
+    zone: event.zone,
+    elapsedMs: event.elapsedMs,
+    remainingMs: Number.isFinite(event.remainingMs) ? event.remainingMs : null,
+  };
+}
