@@ -22,6 +22,7 @@ export type { ExecResult } from "./runtime/model-tool-loop";
 export type { RunEvent, RunEventBody, RunEventSource, RunEventListener, RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
 export { RunStream, RUN_STREAM_BUFFER } from "./runtime/run-stream";
 export { currentReach, childBudget, withReachBudget, reachFetch } from "./runtime/reach";
+export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./runtime/reach-origins";
 export { withRunListener } from "./runtime/run-listener";
 export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";

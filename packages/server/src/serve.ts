@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { serve as nodeServe } from "@hono/node-server";
 import type { Hono } from "hono";
 import { InterruptedError, withRunListener, type ResumeInterruptedReport } from "rein";
+import { policySecretSet } from "./policy-secret";
 import { resumeOnStart } from "./resume-runs";
 import type { ServerState } from "./server-state";
 import { createServer, type CreateServerOptions } from "./create-server";
@@ -46,6 +47,13 @@ export interface ListenOptions {
   readonly idleTimeoutMs?: number;
   /** The most connections open at once; one more is closed as soon as it is accepted. @default 1_024 */
   readonly maxConnections?: number;
+  /**
+   * Receives the start-up warnings: one when `REIN_POLICY_SECRET` is not
+   * set (received budgets are then unsigned: any caller can claim any
+   * budget up to the local policy).
+   * @default process.emitWarning
+   */
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -110,6 +118,7 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
   const graceMs = options.graceMs ?? 10_000;
   const limits = connectionLimits(options);
   const state = stateOf(app);
+  const warn = options.warn ?? ((message: string) => process.emitWarning(message, { code: "REIN_UNSIGNED_BUDGETS" }));
   return new Promise((resolve, reject) => {
     const serverOptions = {
       headersTimeout: limits.headersTimeoutMs,
@@ -119,6 +128,7 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
       connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.bodyTimeoutMs) / 4))),
     };
     const server = nodeServe({ fetch: app.fetch, port: options.port ?? 0, hostname, serverOptions }, (info: AddressInfo) => {
+      if (!policySecretSet()) warn(UNSIGNED_WARNING);
       let closing: Promise<void> | undefined;
       resolve({
         port: info.port,
@@ -153,6 +163,10 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
     server.once("error", reject);
   });
 }
+
+/** The one start-up warning of a server without a policy secret. */
+const UNSIGNED_WARNING =
+  "REIN_POLICY_SECRET is not set: X-Agent-Policy budgets are unsigned, so any caller can claim any budget up to this server's own policy. Set the same secret on every service of the chain (REIN_POLICY_SECRET=new,old during a rotation).";
 
 /** The connection limits of {@link ListenOptions}, checked: each a positive integer. */
 function connectionLimits(options: ListenOptions): Required<Pick<ListenOptions, "headersTimeoutMs" | "bodyTimeoutMs" | "idleTimeoutMs" | "maxConnections">> {

@@ -14,6 +14,7 @@ import {
 import { Context } from "../context/context";
 import { currentScope, deriveScope } from "../scope/call-scope";
 import { spanTraceparent } from "../telemetry/tracing";
+import { reachPolicyHeader } from "./reach-origins";
 
 /**
  * The live reach budget and usage of the running call — logic depth,
@@ -108,7 +109,8 @@ export interface WithReachBudgetOptions {
 export function reachFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   const budget = childBudget();
-  if (budget !== undefined) headers.set(POLICY_HEADER_NAME, encodePolicyHeader(budget));
+  const policyHeader = budget === undefined ? undefined : reachPolicyHeader(url, budget);
+  if (policyHeader !== undefined) headers.set(POLICY_HEADER_NAME, policyHeader);
   const scope = currentScope();
   headers.set(TRACEPARENT_HEADER_NAME, spanTraceparent(scope) ?? childTraceparent(scope?.reach?.traceparent));
   return fetch(url, { ...init, headers });

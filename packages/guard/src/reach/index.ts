@@ -11,7 +11,7 @@ export { loadReachConfig, ReachConfigPolicy, ReachConfigError, DEFAULT_REACH_CON
 export type { ReachConfigOptions, ReachConfigErrorOptions } from "./reach-config";
 export { PolicyHeaderError } from "./reach-errors";
 export type { PolicyHeaderErrorReason } from "./reach-errors";
-export { encodePolicyHeader, decodePolicyHeader, passOnBudget, clampBudget, POLICY_HEADER_NAME, MAX_POLICY_HEADER_LENGTH } from "./policy-header";
-export type { EncodePolicyHeaderOptions, DecodePolicyHeaderOptions, LocalReachLimits } from "./policy-header";
+export { encodePolicyHeader, decodePolicyHeader, inspectPolicyHeader, passOnBudget, clampBudget, POLICY_HEADER_NAME, MAX_POLICY_HEADER_LENGTH, DEFAULT_POLICY_HEADER_TTL_MS } from "./policy-header";
+export type { EncodePolicyHeaderOptions, DecodePolicyHeaderOptions, LocalReachLimits, PolicyHeaderContents } from "./policy-header";
 export { parseTraceparent, newTraceparent, childTraceparent, TRACEPARENT_HEADER_NAME } from "./traceparent";
 export type { Traceparent } from "./traceparent";

@@ -5,9 +5,10 @@ import { UsageError, type ReinErrorOptions } from "../errors/rein-error";
  * - `"missing"`: no header (`undefined`, `null` or `""`);
  * - `"malformed"`: not a header `encodePolicyHeader` could have produced;
  * - `"bad-signature"`: signed, but not with this server's secret, or changed after signing;
- * - `"unsigned"`: no signature, and this server requires one.
+ * - `"unsigned"`: no signature, and this server requires one;
+ * - `"expired"`: past the expiry it carries (a signed header always carries one), or signed without one.
  */
-export type PolicyHeaderErrorReason = "missing" | "malformed" | "bad-signature" | "unsigned";
+export type PolicyHeaderErrorReason = "missing" | "malformed" | "bad-signature" | "unsigned" | "expired";
 
 const HEADER = "X-Agent-Policy";
 
@@ -16,6 +17,7 @@ const ADVICE: Readonly<Record<PolicyHeaderErrorReason, string>> = {
   malformed: `send the value of encodePolicyHeader(budget) unchanged, exactly one ${HEADER} header`,
   "bad-signature": "the header was changed after signing or signed with another secret: sign it with the same REIN_POLICY_SECRET as this server, and send it unchanged",
   unsigned: "this server requires a signed header: set the same REIN_POLICY_SECRET on the caller (encodePolicyHeader signs with it) or pass { secret } to encodePolicyHeader",
+  expired: "a signed header is valid for a few minutes (ttlMs, default 5 min): encode a fresh one for each call (reachFetch does), and keep the caller's and callee's clocks in sync",
 };
 
 const SUMMARY: Readonly<Record<PolicyHeaderErrorReason, string>> = {
@@ -23,6 +25,7 @@ const SUMMARY: Readonly<Record<PolicyHeaderErrorReason, string>> = {
   malformed: `${HEADER} header malformed`,
   "bad-signature": `${HEADER} header signature does not match`,
   unsigned: `${HEADER} header unsigned`,
+  expired: `${HEADER} header expired`,
 };
 
 /**

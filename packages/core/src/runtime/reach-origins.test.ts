@@ -1,0 +1,96 @@
+import { createServer, type Server } from "node:http";
+import { Agent } from "../agent/agent";
+import { Context } from "../context/context";
+import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { inspectPolicyHeader } from "@rein/guard";
+import { reachFetch, withReachBudget } from "./reach";
+import { mayReceiveBudget, reachOrigins, setReachOrigins } from "./reach-origins";
+
+let savedOrigins: string | undefined;
+let savedSecret: string | undefined;
+beforeEach(() => {
+  savedOrigins = process.env.REIN_REACH_ORIGINS;
+  savedSecret = process.env.REIN_POLICY_SECRET;
+  delete process.env.REIN_REACH_ORIGINS;
+  delete process.env.REIN_POLICY_SECRET;
+  setReachOrigins(undefined);
+});
+afterEach(() => {
+  setReachOrigins(undefined);
+  for (const [name, value] of [["REIN_REACH_ORIGINS", savedOrigins], ["REIN_POLICY_SECRET", savedSecret]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+describe("which origins receive the budget header", () => {
+  it("without a list: loopback only (localhost, 127.0.0.0/8, [::1], any port, http or https)", () => {
+    expect(reachOrigins()).toBe("loopback");
+    for (const url of ["http://127.0.0.1:8787/v1/agent/run", "https://localhost/x", "http://[::1]:1/", "http://127.9.9.9/"]) expect([url, mayReceiveBudget(url)]).toEqual([url, true]);
+    for (const url of ["https://evil.example/steal", "http://10.0.0.5/", "http://localhost.evil.example/", "ftp://127.0.0.1/", "not a url", "/relative"]) expect([url, mayReceiveBudget(url)]).toEqual([url, false]);
+  });
+
+  it("REIN_REACH_ORIGINS (comma-separated origins) replaces the default: scheme, host and port must match", () => {
+    process.env.REIN_REACH_ORIGINS = "https://agents.internal:8443, http://peer.internal";
+    expect(reachOrigins()).toEqual(["https://agents.internal:8443", "http://peer.internal"]);
+    expect(mayReceiveBudget("https://agents.internal:8443/v1/agent/run")).toBe(true);
+    expect(mayReceiveBudget("http://peer.internal:80/x")).toBe(true);
+    expect(mayReceiveBudget("http://agents.internal:8443/")).toBe(false);
+    expect(mayReceiveBudget("https://agents.internal/")).toBe(false);
+    expect(mayReceiveBudget("http://127.0.0.1/")).toBe(false);
+  });
+
+  it("setReachOrigins wins over the variable; undefined goes back to it; anything but an origin is a TypeError", () => {
+    process.env.REIN_REACH_ORIGINS = "https://a.internal";
+    setReachOrigins(["https://b.internal/"]);
+    expect(reachOrigins()).toEqual(["https://b.internal"]);
+    setReachOrigins(undefined);
+    expect(reachOrigins()).toEqual(["https://a.internal"]);
+    expect(() => setReachOrigins(["https://b.internal/path"])).toThrow(/is not an origin/);
+    expect(() => setReachOrigins(["b.internal"])).toThrow(/is not an origin/);
+    expect(() => setReachOrigins("https://b.internal" as never)).toThrow(TypeError);
+    process.env.REIN_REACH_ORIGINS = "*";
+    expect(() => reachOrigins()).toThrow(/REIN_REACH_ORIGINS: '\*' is not an origin/);
+  });
+});
+
+describe("reachFetch and the allow list", () => {
+  let server: Server;
+  let url: string;
+  const seen: { policy?: string | undefined; traceparent?: string | undefined }[] = [];
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      seen.push({ policy: request.headers["x-agent-policy"] as string | undefined, traceparent: request.headers["traceparent"] as string | undefined });
+      response.end("ok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  class Caller extends Agent {
+    async call(): Promise<string> {
+      return (await reachFetch(url)).text();
+    }
+  }
+
+  it("an origin off the list gets no X-Agent-Policy (the traceparent still travels); a listed one gets the budget, signed with its expiry and the issuing call's node id", async () => {
+    seen.length = 0;
+    setReachOrigins(["https://only-this.internal"]);
+    await withReachBudget({ depth: 3 }, () => new Caller().call());
+    expect(seen[0]).toEqual({ policy: undefined, traceparent: expect.stringMatching(/^00-/) });
+    setReachOrigins([new URL(url).origin]);
+    process.env.REIN_POLICY_SECRET = "shared-secret";
+    const before = Date.now();
+    const store = new InMemorySessionStore();
+    // A call recorded in a session has a node id: the header names it as the issuing run.
+    await withReachBudget({ depth: 3 }, () => new Caller({ context: Context.forSession(store, "s") }).call());
+    const callNode = store.readNodes("s").find((node) => node.name === "Caller.call")!;
+    const contents = inspectPolicyHeader(seen[1]!.policy);
+    expect(contents).toMatchObject({ budget: { depth: 2 }, signed: true, runId: callNode.id });
+    expect(contents.expiresAt).toBeGreaterThanOrEqual(before + 300_000);
+  });
+});
