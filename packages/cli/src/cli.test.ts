@@ -29,6 +29,8 @@ describe("rein --help and usage errors", () => {
   test.each([
     [["frobnicate"], /unknown command 'frobnicate'/],
     [["run", "examples/cli-chain.ts#plan"], /required option '--task <text>' not specified/],
+    // A misspelt option is named as unknown, with the suggestion (it was reported as a missing --task).
+    [["run", "examples/cli-chain.ts#plan", "--taks", "x"], /^error: unknown option '--taks'\n\(Did you mean --task\?\)/],
     [["run", "examples/cli-chain.ts", "--task", "x"], /expected <module>#<entry>/],
     [["run", "examples/cli-chain.ts#plan", "--task", "x", "--max-reach", "zero"], /--max-reach must be a positive integer, got 'zero'/],
     [["run", "examples/no-such-module.ts#plan", "--task", "x"], /module not found: .*no-such-module\.ts/],

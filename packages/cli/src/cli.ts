@@ -53,7 +53,9 @@ function program(io: CliIo, result: { code: number }): Command {
     .command("run")
     .description("Run <module>#<entry> in a child process, showing its reach status line")
     .argument("<target>", "a module path and an entry name of its `entries` export, e.g. examples/cli-chain.ts#plan")
-    .requiredOption("--task <text>", "the task given to the entry")
+    // Checked in the action, not by requiredOption: commander checks required options before unknown ones,
+    // so `--taks` would be reported as a missing --task instead of an unknown option.
+    .option("--task <text>", "the task given to the entry (required)")
     .option("--max-reach <n>", "the maximum logic depth (agent entries) of the run", positiveInteger)
     .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
@@ -62,6 +64,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--verbose", "print stack traces with errors, name the session at the end, and write the reach status log")
     .option("--reach-log <path>", "where --verbose writes the reach status log (JSON lines)", DEFAULT_REACH_LOG_PATH)
     .action(async (target: string, options: Record<string, unknown>, command: Command) => {
+      if (options["task"] === undefined) command.error("error: required option '--task <text>' not specified", { code: "commander.missingMandatoryOptionValue" });
       const verbose = command.optsWithGlobals()["verbose"] === true;
       result.code = await runModule().runCommand(io, target, { ...options, verbose } as RunCommandOptions);
     });
