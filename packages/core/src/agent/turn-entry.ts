@@ -28,13 +28,12 @@ export function enterTurn<R>(agent: ScopeOwner & object, context: Context, run: 
     return Promise.reject(entered.refusal);
   }
   // The turn's loop takes the turn's Context itself (it is passed on the request): the scope only carries the entry.
-  const scope = deriveScope(parent, {
-    context: parent?.context ?? new Context(),
-    agent: entered.agent,
-    agentDepth: entered.agentDepth,
-    reach: entered.reach,
-    trace: entered.trace,
-  });
+  const scope = deriveScope(parent);
+  scope.context = parent?.context ?? new Context();
+  scope.agent = entered.agent;
+  scope.agentDepth = entered.agentDepth;
+  scope.reach = entered.reach;
+  scope.trace = entered.trace;
   const turn = (): Promise<R> => guard.withFrameData(scope, run);
   return span === undefined ? turn() : endSpanWith(span, turn);
 }

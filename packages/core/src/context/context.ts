@@ -230,11 +230,10 @@ export class Context implements Iterable<[string, unknown]> {
       // neither does work of a run that was cancelled meanwhile.
       const silenced = store !== undefined && (scope?.suppressed === store || scope?.region?.closed === true);
       // Everything else of the captured call goes on (reach, agent nesting, run ledger, trace): bound work is still the call's.
-      const bound = deriveScope(scope, {
-        context: this,
-        writer: silenced ? undefined : store,
-        cursor: !silenced && scope?.cursor?.writer === store ? scope?.cursor : undefined,
-      });
+      const bound = deriveScope(scope);
+      bound.context = this;
+      bound.writer = silenced ? undefined : store;
+      bound.cursor = !silenced && scope?.cursor?.writer === store ? scope?.cursor : undefined;
       return withFrameData(bound, fn, ...args);
     };
   }

@@ -1,12 +1,13 @@
 import * as guard from "@rein/guard";
-import { ReachRun, type Frame, type ReachError } from "@rein/guard";
+import type { Frame } from "@rein/guard";
 import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
-import { currentScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { answerRefusal, enterAgent } from "../scope/agent-entry";
 import { checkSameWriter, enterFunctionScope, topLevelPredecessor, type ScopeOwner } from "../scope/enter-scope";
 import { isRunLeaseStore, type RunLeaseStore, type RunState } from "../session/run-leases";
 import type { SessionNodeWriter } from "../session/session-node-writer";
@@ -16,7 +17,6 @@ import { changedParts, codeFingerprint, type CodeFingerprint } from "./code-fing
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
 import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
-import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
 import { endSpanWith, withActiveSpan } from "../telemetry/tracing";
 import { activeRuns, placeFrame, RunContext, Sequence, type SavedRun } from "./run-context";
 
@@ -185,31 +185,19 @@ function runBody(
 ): unknown {
   const sequence = new Sequence(run, run.runId);
   const events = owner?.eventsFor === undefined ? parent?.events : owner.eventsFor(parent?.events);
-  // An Agent entry counts one level of logic depth and is checked against reach, as an ordinary method's is.
-  const entry = owner?.agentEntry;
-  const entering = entry !== undefined && parent?.agent !== owner;
-  const agentDepth = (parent?.agentDepth ?? 0) + (entering ? 1 : 0);
-  let reach = parent?.reach;
-  // An entry opens its invoke_agent span (only while an OpenTelemetry SDK is registered).
-  const traced = entering ? traceAgentEntry(parent, owner, method.info, run.writer.sessionId, run.runId) : parent?.trace;
-  const span = traced !== parent?.trace ? traced?.span : undefined;
-  const scope: CallScope = {
-    ...(traced === undefined ? {} : { trace: traced }),
-    reach,
-    agentDepth,
-    agent: entry !== undefined ? owner : parent?.agent,
-    context,
-    execution: parent?.execution,
-    events,
-    fn: method.info,
-    writer: run.writer,
-    cursor: sequence.cursor as SessionCursor,
-    toolCall: undefined,
-    suppressed: parent?.suppressed,
-    signal: parent?.signal,
-    region: parent?.region,
-    steps: parent?.steps,
-  };
+  // An Agent entry counts one level of logic depth, is checked against reach and opens its span, as an ordinary method's does.
+  const entered = enterAgent(parent, owner, method.info, events, run.writer.sessionId, run.runId);
+  const span = entered.span;
+  const scope = deriveScope(parent);
+  scope.trace = entered.trace;
+  scope.reach = entered.reach;
+  scope.agentDepth = entered.agentDepth;
+  scope.agent = entered.agent;
+  scope.context = context;
+  scope.events = events;
+  scope.fn = method.info;
+  scope.writer = run.writer;
+  scope.cursor = sequence.cursor as SessionCursor;
   const listening = events?.listening === true ? events : undefined;
   listening?.emit({ type: "node", phase: "start", nodeId: run.runId, role: "code", name: run.name });
   const leaseMs = leaseOf(method);
@@ -229,23 +217,13 @@ function runBody(
   const limits = owner?.scopeLimits;
   let result: unknown;
   try {
-    if (entering) {
-      if (reach === undefined && entry.reachPolicy !== undefined) (scope as { reach?: ReachRun }).reach = reach = new ReachRun(entry.reachPolicy);
-      if (reach !== undefined) {
-        let refusal: unknown;
-        try {
-          reach.enter(agentDepth);
-        } catch (error) {
-          refusal = error;
-        }
-        if (events?.listening === true) events.emit({ type: "reach-status", ...reach.status(agentDepth) });
-        if (span !== undefined) traceReach(span, reach, agentDepth, refusal as ReachError | undefined);
-        if (refusal !== undefined) throw refusal;
-      }
+    // Refused by reach: the agent's fallback answers (the run completes with it, marked degraded), else the refusal ends the run.
+    if (entered.refusal !== undefined) result = answerRefusal(owner, method.info, args, entered.refusal);
+    else {
+      const frame = placeFrame(method.frame, { run, sequence });
+      const enter = () => runInFrame(frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, method.original, thisArg, args);
+      result = span === undefined ? enter() : withActiveSpan(span, enter);
     }
-    const frame = placeFrame(method.frame, { run, sequence });
-    const enter = () => runInFrame(frame, enterRun, limits === undefined ? { data: scope } : { ...limits, data: scope }, method.original, thisArg, args);
-    result = span === undefined ? enter() : withActiveSpan(span, enter);
   } catch (error) {
     return traceEnd(span, () => endRun(run, sequence, renewal, undefined, error, true, scope, listening));
   }

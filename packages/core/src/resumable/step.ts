@@ -3,7 +3,7 @@ import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
-import { currentScope, newNodeId, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { currentScope, deriveScope, newNodeId, type ScopedFunctionInfo } from "../scope/call-scope";
 import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
 import { currentPlace, placeFrame, Sequence, stepLabel, type StepPlace } from "./run-context";
@@ -194,23 +194,11 @@ function runStep<A extends unknown[], R>(
   const inner = new Sequence(run, nodeId);
   const parent = currentScope();
   const info: ScopedFunctionInfo = { name: `${kind} ${name}`, doc: "", expose: "full" };
-  const scope: CallScope = {
-    context: parent!.context,
-    execution: parent?.execution,
-    events: parent?.events,
-    fn: info,
-    writer,
-    cursor: inner.cursor,
-    toolCall: undefined,
-    suppressed: parent?.suppressed,
-    signal: parent?.signal,
-    region: parent?.region,
-    steps: parent?.steps,
-    reach: parent?.reach,
-    agentDepth: parent?.agentDepth,
-    agent: parent?.agent,
-    ...(parent?.trace === undefined ? {} : { trace: parent.trace }),
-  };
+  const scope = deriveScope(parent!);
+  scope.fn = info;
+  scope.writer = writer;
+  scope.cursor = inner.cursor;
+
   const events = scope.events?.listening === true ? scope.events : undefined;
   events?.emit({ type: "node", phase: "start", nodeId, role: "code", name });
   const here: StepPlace = { run, sequence: inner };

@@ -97,20 +97,19 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   }
   // This run's own ledger: what it uses is charged here and rolls up to the run it is nested in.
   const ledger = new RunLedger(scope?.ledger, settings.pricing ?? scope?.ledger?.pricing);
-  const owner = deriveScope(scope, {
-    context,
-    execution,
-    events,
-    writer,
-    cursor,
-    signal,
-    region,
-    steps,
-    // A run under no caller's reach starts its own when the runtime has a policy.
-    reach: scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach)),
-    ledger,
-    trace: agentSpan ?? scope?.trace,
-  });
+  const owner = deriveScope(scope);
+  owner.context = context;
+  owner.execution = execution;
+  owner.events = events;
+  owner.writer = writer;
+  owner.cursor = cursor;
+  owner.signal = signal;
+  owner.region = region;
+  owner.steps = steps;
+  // A run under no caller's reach starts its own when the runtime has a policy.
+  owner.reach = scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach));
+  owner.ledger = ledger;
+  owner.trace = agentSpan ?? scope?.trace;
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
   let looped =
     agentSpan === undefined

@@ -77,7 +77,10 @@ export function withReachBudget<R>(budget: ReachBudget, fn: () => R, options: Wi
   if (options.traceparent !== undefined && parseTraceparent(options.traceparent) !== undefined) run.traceparent = options.traceparent;
   else if (outer?.traceparent !== undefined) run.traceparent = outer.traceparent;
   // The caller's agent goes on: its own helpers called in here are not a new agent entry.
-  const scope = deriveScope(parent, { context: parent?.context ?? new Context(), reach: run, agentDepth: 0 });
+  const scope = deriveScope(parent);
+  scope.context = parent?.context ?? new Context();
+  scope.reach = run;
+  scope.agentDepth = 0;
   return guard.withFrameData(scope, fn);
 }
 

