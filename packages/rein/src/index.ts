@@ -63,6 +63,7 @@ export {
   DecisionError,
   OutputValidationError,
   SessionMismatchError,
+  ContinuationConsumedError,
   MaxIterationsExceededError,
   MaxStepsExceededError,
   ContextProviderError,
@@ -102,6 +103,7 @@ export {
   SessionStoreDiskFullError,
   SessionNodeConflictError,
   isRunLeaseStore,
+  isConsumeOnceStore,
   step,
   workflow,
   parallel,
@@ -114,6 +116,7 @@ export {
 } from "@rein/core";
 export type {
   RunLeaseStore,
+  ConsumeOnceStore,
   RunRecord,
   RunState,
   StepOptions,

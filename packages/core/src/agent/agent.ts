@@ -17,6 +17,7 @@ import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { enterTurn } from "./turn-entry";
+import { consumeContinuation, newContinuationId } from "./consume-continuation";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
 import type { MethodOptions } from "./method-options";
 import { methodTool, type ToolApprover } from "./method-tool";
@@ -309,6 +310,8 @@ export class Agent<Output = string> implements ScopeOwner {
     if (continuation.sessionId !== undefined && context.sessionId !== continuation.sessionId) {
       throw new SessionMismatchError(continuation.sessionId, context.sessionId ?? "(none)");
     }
+    // Consumed before anything runs: a second resume of it never runs the approved call again.
+    consumeContinuation(continuation, context);
     return this.#turn([], context, options, { ...continuation.run, approve: options.approve === true });
   }
 
@@ -384,6 +387,7 @@ export class Agent<Output = string> implements ScopeOwner {
     const waiting = stopped.pending[0];
     const continuation: TurnContinuation = {
       version: 1,
+      id: newContinuationId(),
       reason: stopped.reason,
       sessionId: writer?.sessionId,
       ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),

@@ -79,6 +79,12 @@ export interface TurnResult {
  */
 export interface TurnContinuation {
   readonly version: 1;
+  /**
+   * Names this pause: a continuation is resumed once (a second
+   * `resumeTurn` of it, here or in another process on the same store, is a
+   * `ContinuationConsumedError`). Absent from continuations made before ids.
+   */
+  readonly id?: string;
   /** Why the turn paused: a call waits for approval, or `agent.pause()` was called. */
   readonly reason: "approval" | "pause";
   readonly sessionId: string | undefined;

@@ -17,4 +17,5 @@ export {
   ContextStoreError,
 } from "./core-errors";
 export { ToolTimeoutError } from "./tool-timeout-error";
+export { ContinuationConsumedError } from "./continuation-consumed-error";
 export { McpToolError } from "./mcp-tool-error";

@@ -22,6 +22,7 @@ import {
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
+import type { ConsumeOnceStore } from "./consume-once";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "../options/session-arguments";
 import { checkRunArguments, type RunLeaseStore, type RunRecord, type RunState } from "./run-leases";
 
@@ -85,7 +86,7 @@ interface MemorySession {
  * const writer = new SessionNodeWriter(store, "s1");
  * ```
  */
-export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore {
+export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnceStore {
   /** @default "in-memory store" */
   readonly location = "in-memory store";
   private readonly sessions = new Map<string, MemorySession>();
@@ -141,6 +142,7 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore {
     this.session(id);
     this.sessions.delete(id);
     for (const run of [...this.runs.values()]) if (run.sessionId === id) this.runs.delete(run.runId);
+    for (const [key, sessionId] of [...this.consumed]) if (sessionId === id) this.consumed.delete(key);
     releaseSharedWriter(this, id);
   }
 
@@ -181,6 +183,19 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore {
     if (run === undefined || run.leaseUntil === null) return;
     Object.assign(run, { state, reason, leaseUntil: null, updatedAt: Date.now() });
   }
+
+  /** See {@link ConsumeOnceStore.consumeOnce}. */
+  consumeOnce(sessionId: string, key: string): boolean {
+    checkSessionId("InMemorySessionStore.consumeOnce", sessionId);
+    this.session(sessionId);
+    if (typeof key !== "string" || key === "") throw new TypeError("InMemorySessionStore.consumeOnce(sessionId, key): key must be a non-empty string");
+    if (this.consumed.has(key)) return false;
+    this.consumed.set(key, sessionId);
+    return true;
+  }
+
+  /** Consumed keys ({@link consumeOnce}) and the session each belongs to. */
+  private readonly consumed = new Map<string, string>();
 
   getRun(runId: string): RunRecord | undefined {
     checkRunArguments("InMemorySessionStore.getRun", runId);

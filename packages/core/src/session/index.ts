@@ -14,6 +14,8 @@ export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
 export { isRunLeaseStore } from "./run-leases";
 export type { RunLeaseStore, RunRecord, RunState } from "./run-leases";
+export { isConsumeOnceStore } from "./consume-once";
+export type { ConsumeOnceStore } from "./consume-once";
 export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";
