@@ -47,12 +47,23 @@ export class Waiter extends Agent {
   }
 }
 
+/** A quick class entry: one model request, answered at once. */
+export class Quick extends Agent {
+  // A tool method: its own requests carry the situational guidance (do not call research from inside research).
+  static methodOptions = { research: { tool: true, description: "Research a task." } };
+  static runtime = new Runtime({ provider: new ScriptedProvider([{ text: "quick answer", usage: { inputTokens: 30, outputTokens: 12 } }], { whenExhausted: "repeat-last", recordRequests: false }) });
+  async research(task: string): Promise<string> {
+    return this.ask(task);
+  }
+}
+
 /** The providers the `wait` entry made, newest last (a test awaits `aborted`). */
 export const waitingProviders: WaitingProvider[] = [];
 
 /** The entries of the inspector tests. */
 export const inspectorEntries = {
   ship: [Deployer, "ship"],
+  quick: [Quick, "research"],
   wait: [
     ({ onEvent }: EntryInit) => {
       const provider = new WaitingProvider();

@@ -1,5 +1,5 @@
 import type { Context as HonoContext, Hono } from "hono";
-import type { SessionNode, SessionStoreLike } from "rein";
+import { situationalPrefix, type SessionNode, type SessionStoreLike } from "rein";
 import type { ApiKeyScope } from "../auth/api-key";
 import type { Caller } from "../auth/caller";
 import { RequestError, bounded } from "../http-error";
@@ -39,7 +39,7 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
 
   app.get("/inspector/api/config", async (c) => {
     const caller = await who(c, "read");
-    return c.json({ readOnly: readOnly || !caller.has("run"), store: store.location.replace(/\/\/[^@/]*@/, "//") });
+    return c.json({ readOnly: readOnly || !caller.has("run"), live: !readOnly, store: store.location.replace(/\/\/[^@/]*@/, "//") });
   });
 
   app.get("/inspector/api/sessions", async (c) => {
@@ -70,8 +70,31 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
     const limit = Math.min(integerOf(c.req.query("limit"), PAGE, "limit"), MAX_PAGE);
     const nodes = store.readNodes(stored);
     const start = firstAfter(nodes, after);
-    const page = nodes.slice(start, start + limit);
+    const page = withGuidance(nodes, nodes.slice(start, start + limit));
     return c.body(jsonOf({ sessionId: id, total: nodes.length, nodes: page, more: start + limit < nodes.length }), 200, { "content-type": "application/json" });
+  });
+}
+
+/**
+ * Each llm node of `page` with the situational guidance its request carried
+ * as `guidance`: the store records an llm node's new user content, not the
+ * guidance block the runtime puts first in that turn, so it is worded again
+ * here from the enclosing code node (its name, `doc` and call path) by the
+ * same `situationalPrefix` the runtime uses (without the runtime-only
+ * position line).
+ */
+function withGuidance(all: readonly SessionNode[], page: readonly SessionNode[]): (SessionNode & { guidance?: string })[] {
+  const byId = new Map<string, SessionNode>();
+  for (const node of all) byId.set(node.id, node);
+  return page.map((node) => {
+    const fn = node.role === "llm" && node.caller !== null ? byId.get(node.caller) : undefined;
+    if (fn === undefined || fn.role !== "code") return node;
+    const callPath: string[] = [];
+    for (let frame: SessionNode | undefined = fn; frame !== undefined && callPath.length < 64; frame = frame.caller === null ? undefined : byId.get(frame.caller)) {
+      if (frame.role === "code") callPath.unshift(frame.name);
+    }
+    const doc = typeof fn.metadata["doc"] === "string" ? fn.metadata["doc"] : undefined;
+    return { ...node, guidance: situationalPrefix(fn.name, doc, { callPath }) };
   });
 }
 

@@ -1,0 +1,211 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { InMemorySessionStore, ReachPolicy, SessionStore, type SessionStoreLike } from "rein";
+import { createServer } from "../create-server";
+import { serve, type RunningServer } from "../serve";
+import type { Entries } from "../entries";
+import { deployments, inspectorEntries, waitingProviders } from "../__fixtures__/inspector-agents";
+import { pipelineCalls, pipelineFaults, resumableEntries } from "../__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "../__fixtures__/unsigned-headers";
+
+/** Screenshots the tests take (git-ignored): docs/inspector.md shows them. */
+export const ARTIFACTS = resolve(__dirname, "..", "..", "..", "..", "test-artifacts", "inspector");
+
+withUnsignedPolicyHeaders();
+
+const reach = new ReachPolicy({ maxLogicDepth: 6, maxTokens: 20_000, maxCostUsd: 0.5, timeoutMs: 600_000, pricing: { scripted: { inputPerMTok: 3, outputPerMTok: 15 }, waiting: { inputPerMTok: 3, outputPerMTok: 15 } } });
+
+let browser: Browser;
+let server: RunningServer | undefined;
+let page: Page;
+let pageErrors: string[];
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+  });
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+beforeEach(() => (pageErrors = []));
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await page?.context().close();
+  await server?.close();
+  server = undefined;
+  // No uncaught error in the page, in any test.
+  expect(pageErrors).toEqual([]);
+});
+
+async function open(entries: Entries, store: SessionStoreLike = new InMemorySessionStore(), viewport = { width: 1280, height: 800 }): Promise<Page> {
+  server = await serve({ app: createServer({ entries, store, reach, mintRootBudget: true, inspector: true }), resumeInterrupted: false, warn: () => undefined });
+  const context = await browser.newContext({ viewport });
+  page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  await page.goto(`${server.url}/inspector`);
+  await page.getByText("live", { exact: true }).waitFor();
+  // Set once: a reload would lose it.
+  await page.evaluate(() => ((globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true));
+  return page;
+}
+
+function startRun(entry: string, runId: string, body: object = { task: "task-1" }): Promise<Record<string, unknown>> {
+  return fetch(`${server!.url}/v1/agent/run`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-run-id": runId },
+    body: JSON.stringify({ entry, ...body }),
+  }).then((response) => response.json() as Promise<Record<string, unknown>>);
+}
+
+const runsTable = () => page.getByRole("table", { name: "Runs" });
+const runRow = (entry: string, status: string) => runsTable().getByRole("row").filter({ hasText: entry }).filter({ hasText: status });
+const notReloaded = () => page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce === true);
+
+describe("the Inspector page (headless Chromium)", () => {
+  it("Runs: a run started after the page loaded appears and updates live, with requests, tokens and cost, without a reload", async () => {
+    await open(inspectorEntries);
+    expect(await runsTable().getByText("No runs yet.").isVisible()).toBe(true);
+    const answer = await startRun("quick", "run-quick-1");
+    expect(answer).toMatchObject({ status: "completed" });
+    const row = runRow("quick", "completed");
+    await row.waitFor();
+    const cells = await row.getByRole("cell").allInnerTexts();
+    // Entry (row header), then status, elapsed, requests, tokens, cost.
+    expect(cells[0]).toContain("completed");
+    expect(cells[2]).toBe("1");
+    expect(cells[3]).toBe("42");
+    expect(cells[4]).toMatch(/^\$0\.000[0-9]$/);
+    expect(await notReloaded()).toBe(true);
+  });
+
+  it("Stop cancels a running run: the provider's signal aborts, the caller gets status cancelled, the row turns cancelled", async () => {
+    await open(inspectorEntries);
+    const answer = startRun("wait", "run-stop-1");
+    await runRow("wait", "running").waitFor();
+    await waitingProviders[waitingProviders.length - 1]!.started;
+    const stop = runRow("wait", "running").getByRole("button", { name: "Stop", exact: true });
+    // Keyboard reachable: focused and pressed with Enter.
+    await stop.focus();
+    await page.keyboard.press("Enter");
+    expect(await waitingProviders[waitingProviders.length - 1]!.aborted).toBeDefined();
+    expect(await answer).toMatchObject({ status: "cancelled" });
+    await runRow("wait", "cancelled").waitFor();
+    expect(await runsTable().getByRole("button", { name: "Stop", exact: true }).count()).toBe(0);
+    expect(await notReloaded()).toBe(true);
+  });
+
+  it("Approve lets the waiting tool call run once and the turn completes", async () => {
+    deployments.length = 0;
+    await open(inspectorEntries);
+    const answer = startRun("ship", "run-approve-ui");
+    await runRow("ship", "running").getByRole("button", { name: "ship", exact: true }).click();
+    const approve = page.getByRole("button", { name: "Approve", exact: true });
+    await approve.waitFor();
+    expect(await page.getByRole("group").filter({ hasText: "deploy" }).innerText()).toContain('"service": "api"');
+    expect(deployments).toEqual([]);
+    await approve.click();
+    const result = await answer;
+    expect(result).toMatchObject({ status: "completed" });
+    expect(result["result"]).toContain("deployed api");
+    expect(deployments).toEqual(["api"]);
+    await runRow("ship", "completed").waitFor();
+    await page.getByRole("button", { name: "Approve", exact: true }).waitFor({ state: "detached" });
+  });
+
+  it("Deny refuses the waiting tool call: it never runs and the model is told", async () => {
+    deployments.length = 0;
+    await open(inspectorEntries);
+    const answer = startRun("ship", "run-deny-ui");
+    await runRow("ship", "running").getByRole("button", { name: "ship", exact: true }).click();
+    await page.getByRole("button", { name: "Deny", exact: true }).click();
+    const result = await answer;
+    expect(result).toMatchObject({ status: "completed" });
+    expect(result["result"]).toContain("not approved");
+    expect(deployments).toEqual([]);
+  });
+
+  it("the graph: each node has data-node-id and the accessible name '<kind>: <name> (<status>)'; an llm node's detail highlights the situational guidance", async () => {
+    await open(inspectorEntries);
+    await startRun("quick", "run-graph-1");
+    await runRow("quick", "completed").getByRole("button", { name: "quick", exact: true }).click();
+    const code = page.getByRole("button", { name: "code: Quick.research (completed)", exact: true });
+    const llm = page.getByRole("button", { name: "llm: scripted (completed)", exact: true });
+    await code.waitFor();
+    await llm.waitFor();
+    expect(await code.getAttribute("data-node-id")).toMatch(/.+/);
+    expect(await llm.getAttribute("data-node-id")).toMatch(/.+/);
+    const names = await page.locator("[data-node-id]").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("aria-label")));
+    for (const name of names) expect(name).toMatch(/^(code|llm): .+ \((running|completed|error|cancelled|interrupted|paused)\)$/);
+    // Status by text as well as colour.
+    expect(await code.innerText()).toContain("completed");
+    await llm.click();
+    const detail = page.getByRole("region", { name: "Node" });
+    await detail.getByText(/^Situational guidance/).waitFor();
+    expect(await detail.locator("mark").innerText()).toContain("You are running INSIDE the function `Quick.research`");
+    expect(await detail.innerText()).toContain("quick answer");
+    expect(await detail.innerText()).toContain("30 in / 12 out tokens");
+  });
+
+  it("the reach gauge: meters named Depth, Tokens, Cost and Deadline show a running run's reach", async () => {
+    await open(inspectorEntries);
+    const answer = startRun("ship", "run-reach-1");
+    await runRow("ship", "running").getByRole("button", { name: "ship", exact: true }).click();
+    for (const name of ["Depth", "Tokens", "Cost", "Deadline"]) await page.getByRole("meter", { name }).waitFor();
+    const depth = page.getByRole("meter", { name: "Depth" });
+    expect(Number(await depth.getAttribute("value"))).toBeGreaterThanOrEqual(1);
+    expect(await depth.getAttribute("max")).toBe("6");
+    expect(await page.getByRole("meter", { name: "Tokens" }).getAttribute("aria-valuetext")).toMatch(/^26 \/ 20\.0k$/);
+    expect(await page.getByRole("meter", { name: "Cost" }).getAttribute("max")).toBe("0.5");
+    expect(await page.getByRole("meter", { name: "Deadline" }).getAttribute("aria-valuetext")).toMatch(/^[0-9.]+ m?s \/ 10 min 0 s$/);
+    await page.getByRole("button", { name: "Deny", exact: true }).click();
+    await answer;
+  });
+
+  it("Resume continues a failed resumable run from the page", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "rein-inspector-resume-"));
+    const store = new SessionStore({ path: join(directory, "runs.db"), shutdownFlush: false });
+    try {
+      pipelineCalls.length = 0;
+      pipelineFaults.failSecondOnce = true;
+      await open(resumableEntries, store);
+      expect(await startRun("pipeline", "run-pipeline-1", { args: ["hi"], sessionId: "jobs" })).toMatchObject({ status: "error" });
+      const failed = runRow("Pipeline.process", "error");
+      await failed.getByRole("button", { name: "Resume", exact: true }).click();
+      await runRow("Pipeline.process", "completed").waitFor();
+      expect(store.listRuns()[0]).toMatchObject({ state: "completed" });
+      expect(pipelineCalls).toEqual(["upper", "exclaim", "exclaim"]);
+    } finally {
+      await server?.close();
+      server = undefined;
+      store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("readable at 1280×800 and 390×844: screenshots of a run waiting for approval are kept as artifacts", async () => {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      deployments.length = 0;
+      await open(inspectorEntries, new InMemorySessionStore(), viewport);
+      await startRun("quick", `run-shot-quick-${viewport.width}`);
+      const answer = startRun("ship", `run-shot-${viewport.width}`);
+      await runRow("ship", "running").getByRole("button", { name: "ship", exact: true }).click();
+      await page.getByRole("button", { name: "Approve", exact: true }).waitFor();
+      await page.getByRole("button", { name: /^llm: / }).first().click();
+      // Nothing overflows the viewport sideways.
+      expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
+      await page.screenshot({ path: join(ARTIFACTS, `inspector-${viewport.width}x${viewport.height}.png`), fullPage: true });
+      await page.getByRole("button", { name: "Approve", exact: true }).click();
+      await answer;
+      await page.context().close();
+      await server?.close();
+      server = undefined;
+    }
+  });
+});
