@@ -11,6 +11,7 @@ const runModule = () => require("./run-command") as typeof import("./run-command
 const serveModule = () => require("./serve-command") as typeof import("./serve-command");
 const sessionsModule = () => require("./sessions-command") as typeof import("./sessions-command");
 const runsModule = () => require("./runs-command") as typeof import("./runs-command");
+const keysModule = () => require("./keys-command") as typeof import("./keys-command");
 
 const EXIT_HELP = `
 Exit codes:
@@ -18,6 +19,7 @@ Exit codes:
   1    the run (or the command) failed; the error is printed in one line
   2    usage error (unknown command or option, missing argument)
   130  interrupted (Ctrl-C); running nodes are recorded as interrupted
+  143  rein run stopped by SIGTERM (129: SIGHUP); its run's process was stopped too
 
 Examples:
   $ rein run examples/cli-chain.ts#plan --task "Summarize recursion"
@@ -26,6 +28,8 @@ Examples:
   $ rein serve examples/cli-chain.ts --port 8080 --mint-root-budget
   $ rein runs ls --state interrupted,paused
   $ rein runs resume ./jobs.ts <run id> --code-change-policy use_latest
+  $ KEY=$(rein keys create --name ci --scopes run,read)
+  $ rein serve examples/cli-chain.ts --host 0.0.0.0 --auth
 `;
 
 function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -80,6 +84,12 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
     .option("--mint-root-budget", "give requests without X-Agent-Policy a root budget instead of a 400")
     .option("--grace-ms <ms>", "how long shutdown lets runs in flight finish", integer("--grace-ms", 0), 10_000)
+    .option("--auth", "require an API key of the store (rein keys create) on every route but /healthz")
+    .option("--no-auth", "serve without authentication on a non-loopback --host (loopback is open unless --auth)")
+    .option("--headers-timeout-ms <ms>", "how long a client has to send its headers (then 408, closed)", integer("--headers-timeout-ms", 1), 10_000)
+    .option("--body-timeout-ms <ms>", "how long a client has after that to send its body (then 408, closed)", integer("--body-timeout-ms", 1), 30_000)
+    .option("--idle-timeout-ms <ms>", "how long a kept-alive connection may sit idle", integer("--idle-timeout-ms", 1), 5_000)
+    .option("--max-connections <n>", "the most connections open at once", integer("--max-connections", 1), 1_024)
     .action(async (module: string, options: ServeCommandOptions) => {
       if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
       result.code = await serveModule().serveCommand(io, module, options);
@@ -104,6 +114,26 @@ function program(io: CliIo, result: { code: number }): Command {
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
+
+  const keys = rein.command("keys").description("Create, list and revoke the API keys `rein serve --auth` accepts (only their hashes are stored)");
+  keys
+    .command("create")
+    .description("Create a key and print it, once, alone on stdout")
+    .requiredOption("--name <name>", "a unique name for the key, e.g. ci")
+    .requiredOption("--scopes <scopes>", "comma-separated: run, read, mint, admin")
+    .option("--store <path>", "the session store file the key is kept in", DEFAULT_STORE_PATH)
+    .action((options: { name: string; scopes: string; store?: string }) => keysModule().createKey(io, options));
+  keys
+    .command("ls")
+    .description("List the keys: name, id, scopes, created")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .action((options: { store?: string }) => keysModule().listKeys(io, options));
+  keys
+    .command("revoke")
+    .description("Delete a key: requests with it are 401 from then on")
+    .argument("<name>", "the key's name")
+    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
 
   const runs = rein.command("runs").description("List and resume resumable runs (methods with methodOptions.resumable)");
   runs

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import { extname, join, resolve } from "node:path";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
@@ -138,6 +138,15 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     child.kill("SIGINT");
   };
   process.on("SIGINT", onSigint);
+  // SIGTERM or SIGHUP (a supervisor stopping it, the terminal closing) stops the run's process too:
+  // as SIGTERM, which its store answers by recording running nodes interrupted. rein waits for it.
+  let terminatedBy: NodeJS.Signals | undefined;
+  const onTerminate = (signal: NodeJS.Signals): void => {
+    terminatedBy ??= signal;
+    child.kill("SIGTERM");
+  };
+  process.on("SIGTERM", onTerminate);
+  process.on("SIGHUP", onTerminate);
 
   try {
     const exitCode = await new Promise<number | null>((done) => child.once("close", (code) => done(code)));
@@ -155,6 +164,11 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
       result = JSON.parse(readFileSync(paths.result, "utf8")) as ChildResult;
     } catch {
       result = undefined;
+    }
+    if (terminatedBy !== undefined) {
+      io.stderr(`rein: terminated by ${terminatedBy}; the run's process was stopped\n`);
+      where();
+      return 128 + osConstants.signals[terminatedBy];
     }
     if (interrupted || (result !== undefined && !result.ok && result.interrupted === true)) {
       io.stderr("rein: interrupted\n");
@@ -177,6 +191,8 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   } finally {
     clearInterval(poll);
     process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onTerminate);
+    process.off("SIGHUP", onTerminate);
     rmSync(statusDir, { recursive: true, force: true });
   }
 }

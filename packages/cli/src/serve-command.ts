@@ -1,9 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
-import { createServer, serve, type Entries } from "@rein/server";
+import { checkEntryProviders, createServer, serve, SqliteApiKeyStore, type Entries } from "@rein/server";
 import { SessionStore } from "rein";
 import type { CliIo } from "./cli-io";
-import { ExitCode } from "./exit-codes";
+import { CliUsageError, ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { DEFAULT_STORE_PATH } from "./default-paths";
@@ -24,6 +24,20 @@ export interface ServeCommandOptions {
   readonly mintRootBudget?: boolean;
   /** How long shutdown lets runs in flight finish. @default 10_000 */
   readonly graceMs?: number;
+  /**
+   * `true` (`--auth`): every route but `/healthz` needs an API key of the
+   * store (`rein keys create`). `false` (`--no-auth`): open, on any host.
+   * Unset: open on a loopback host (said at start), refused on any other.
+   */
+  readonly auth?: boolean;
+  /** How long a client has to send its headers. @default 10_000 */
+  readonly headersTimeoutMs?: number;
+  /** How long a client has after that to send its body. @default 30_000 */
+  readonly bodyTimeoutMs?: number;
+  /** How long a kept-alive connection may sit idle. @default 5_000 */
+  readonly idleTimeoutMs?: number;
+  /** The most connections open at once. @default 1_024 */
+  readonly maxConnections?: number;
   /** Resolves when the server should stop: with the exit code to return. @default SIGINT (130) or SIGTERM (0) */
   readonly until?: Promise<number>;
 }
@@ -57,17 +71,40 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   const modulePath = resolve(io.cwd, module);
   // Compiled, a TypeScript module needs tsx's hook; from source (this repo's tests) a loader is already in place.
   if (isTypeScript(modulePath) && extname(__filename) !== ".ts") require(tsxHook(modulePath));
+  const host = options.host ?? "127.0.0.1";
+  if (options.auth === undefined && !isLoopback(host)) {
+    throw new CliUsageError(`refusing to serve on ${host} without authentication: pass --auth (API keys from \`rein keys create\`), or --no-auth to serve it open to anyone who can reach it`);
+  }
   const entries = entriesOf(await loadModule(modulePath), module) as Entries;
+  // Refused now rather than answering every run with the error: no model provider, or one missing its key.
+  checkEntryProviders(entries);
   const storePath = resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH);
   mkdirSync(dirname(storePath), { recursive: true });
   // The server's own shutdown settles the store, after the grace period: no store-level signal handler.
   const store = new SessionStore({ path: storePath, shutdownFlush: false });
+  const keys = options.auth === true ? new SqliteApiKeyStore({ path: storePath }) : undefined;
   try {
-    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true });
-    const server = await serve({ app, port: options.port ?? 8080, hostname: options.host ?? "127.0.0.1", graceMs: options.graceMs });
+    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true, ...(keys === undefined ? {} : { auth: { keys } }) });
+    const server = await serve({
+      app,
+      port: options.port ?? 8080,
+      hostname: host,
+      graceMs: options.graceMs,
+      headersTimeoutMs: options.headersTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
+      idleTimeoutMs: options.idleTimeoutMs,
+      maxConnections: options.maxConnections,
+      // The server's start-up warnings are lines of this command's own output.
+      warn: (message) => io.stdout(`rein serve: warning: ${message}\n`),
+    });
     // Listening: from now on SIGINT/SIGTERM stop it (a failed listen leaves no handler behind).
     const until = options.until ?? stopSignal();
     io.stdout(`rein serve: ${Object.keys(entries).join(", ")} on ${server.url} (sessions in ${storePath}); Ctrl-C stops it\n`);
+    if (keys !== undefined) {
+      const count = (await keys.list()).length;
+      io.stdout(`rein serve: API keys required (${count} in ${storePath}${count === 0 ? ": every request is 401 until `rein keys create` adds one" : ""})\n`);
+    } else if (isLoopback(host)) io.stdout("rein serve: open: no authentication (loopback only; --auth requires API keys)\n");
+    else io.stdout(`rein serve: open to anyone who can reach ${host}: no authentication (--no-auth)\n`);
     void server.resumed.then((report) => io.stdout(`${resumeReport(report)}\n`));
     const code = await until;
     io.stdout("rein serve: stopping (runs in flight get the grace period)\n");
@@ -75,8 +112,14 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
     io.stdout("rein serve: stopped\n");
     return code;
   } finally {
+    await keys?.close();
     store.close();
   }
+}
+
+/** Whether `host` is a loopback address: only this machine can connect. */
+export function isLoopback(host: string): boolean {
+  return /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
 }
 
 /** One line on what the server continued when it started, and what it left for `POST /v1/runs/:id/resume`. */
