@@ -168,6 +168,15 @@ function program(io: CliIo, result: { code: number }): Command {
  * const code = await main(["sessions", "ls", "--store", "runs.db"], processIo());
  * ```
  */
+/**
+ * A configuration mistake (no model provider, a missing key) is the user's
+ * to fix, like a bad flag: `ProviderConfigError`'s `Symbol.for` marker
+ * (checked without loading `rein`, which `rein --help` does not need).
+ */
+function isProviderConfigError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[Symbol.for("rein.error.ProviderConfigError")] === true;
+}
+
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const result = { code: ExitCode.Ok as number };
   const verbose = argv.includes("--verbose");
@@ -182,6 +191,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`rein: ${message}\n`);
     if (verbose && error instanceof Error && error.stack !== undefined) io.stderr(`${error.stack}\n`);
-    return error instanceof CliUsageError ? ExitCode.UsageError : ExitCode.Failed;
+    return error instanceof CliUsageError || isProviderConfigError(error) ? ExitCode.UsageError : ExitCode.Failed;
   }
 }

@@ -103,6 +103,22 @@ describe("rein serve <module>", () => {
     }
   }, 30_000);
 
+  it("with no model provider configured for a class entry, it does not start: a one-line ProviderConfigError naming the entry and what to set, exit 2", async () => {
+    const saved = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"].map((name) => [name, process.env[name]] as const);
+    for (const [name] of saved) delete process.env[name];
+    try {
+      const refused = await runMain(["serve", join(ROOT, "packages", "cli", "src", "__fixtures__", "no-provider.ts"), "--port", "0", "--store", join(dir, "none.db")], dir);
+      expect(refused.code).toBe(ExitCode.UsageError);
+      expect(refused.stdout).toBe("");
+      expect(refused.stderr).toBe(
+        "rein: entry answer has no model provider: No model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server), or pass { provider }\n",
+      );
+    } finally {
+      for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+    }
+    // An entry whose class brings its own provider (the example's ScriptedProvider) starts without any key: see the tests above.
+  });
+
   it("a module without `entries` or a bad --port is a one-line usage error", async () => {
     const noEntries = await runMain(["serve", join(ROOT, "packages", "cli", "src", "exit-codes.ts")], dir);
     expect(noEntries.code).toBe(ExitCode.UsageError);

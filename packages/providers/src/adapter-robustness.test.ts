@@ -241,7 +241,7 @@ describe.each(adapters)("$name adapter", (adapter) => {
         expect(error).toBeInstanceOf(RateLimitError);
         expect(error).toMatchObject({ retryAfterMs: 3_600_000, retryAfterSeconds: 3600, status: 429 });
         expect((error as Error).message).toContain(
-          "retry after 3600s (more than maxRetryAfterMs = 60000 ms, so it was not waited for here: retry later, or raise maxRetryAfterMs",
+          "retry after 3600s (more than maxRetryAfterMs = 10000 ms, so it was not waited for here: retry later, or raise maxRetryAfterMs",
         );
       }
       expect(server().requests).toHaveLength(2);

@@ -196,6 +196,7 @@ export type {
   ModelResponse,
   ModelStreamEvent,
   ModelCallOptions,
+  ModelRetry,
   ModelProvider,
   ProviderErrorDetails,
   ScriptedTurn,

@@ -12,6 +12,7 @@ export { createServer } from "./create-server";
 export type { CreateServerOptions, RunResponse } from "./create-server";
 export { serve } from "./serve";
 export { entryClassFor } from "./resume-runs";
+export { checkEntryProviders } from "./entry-providers";
 export type { ServeOptions, ListenOptions, RunningServer } from "./serve";
 export type { Entry, Entries, EntryInit, EntryFactory, EntryClass } from "./entries";
 export type { ErrorBody, ErrorType } from "./http-error";

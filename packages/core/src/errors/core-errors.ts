@@ -189,10 +189,13 @@ export class ProviderConfigError extends UsageError {
 
   /** The provider the configuration concerns; `"none"` when it names none. */
   readonly provider: string;
+  /** The environment variable that would fix it (`"OPENAI_API_KEY"`), when one would. */
+  readonly variable: string | undefined;
 
-  constructor(message: string, options?: { provider?: string; cause?: unknown }) {
+  constructor(message: string, options?: { provider?: string; variable?: string; cause?: unknown }) {
     super(message, options);
     this.provider = options?.provider ?? "none";
+    this.variable = options?.variable;
   }
 }
 

@@ -11,6 +11,7 @@ export type {
   ModelResponse,
   ModelStreamEvent,
   ModelCallOptions,
+  ModelRetry,
   ModelProvider,
 } from "./model-provider";
 export {

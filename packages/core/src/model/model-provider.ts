@@ -94,9 +94,35 @@ export type ModelStreamEvent =
   | { readonly type: "tool-call-delta"; readonly id: string; readonly argumentsDelta: string }
   | { readonly type: "response"; readonly response: ModelResponse };
 
+/**
+ * A request a provider is about to send again after a failed attempt, and
+ * how long it waits first: what {@link ModelCallOptions.onRetry} receives.
+ * The runtime reports it as a `model-retry` run event and a log line, so a
+ * wait for a rate limit never looks like a hang.
+ */
+export interface ModelRetry {
+  /** The provider (`"anthropic"`, `"openai"`). */
+  readonly provider: string;
+  /** 1 for the first retry of the request. */
+  readonly attempt: number;
+  /** The wait before the next attempt, in milliseconds. */
+  readonly waitMs: number;
+  /** True when the wait is the server's (`retry-after` / `retry-after-ms`), false for the provider's own backoff. */
+  readonly fromRetryAfter: boolean;
+  /** The HTTP status of the failed attempt; absent for a connection failure. */
+  readonly status?: number;
+  /** What failed, in words: `"429 rate limited"`, `"connection failed"`. */
+  readonly reason: string;
+}
+
 /** Per-call options of a {@link ModelProvider}. */
 export interface ModelCallOptions {
   readonly signal?: AbortSignal;
+  /**
+   * Called before each retry's wait (see {@link ModelRetry}). A listener
+   * that throws is ignored.
+   */
+  readonly onRetry?: (retry: ModelRetry) => void;
 }
 
 /**

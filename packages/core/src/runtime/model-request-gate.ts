@@ -1,6 +1,6 @@
 import { types } from "node:util";
 import type { ContentBlock, Message } from "../model/content";
-import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
+import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
 import { ProviderError } from "../model/provider-errors";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
@@ -10,6 +10,7 @@ import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";
 import { abortReason, raceSignal } from "./cancellation";
 import type { Execution, StepBudget } from "./execution";
+import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
 import type { RunLedger } from "./run-ledger";
 import { pricedModel } from "./run-ledger";
@@ -88,7 +89,7 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
   try {
     // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
     const streaming = gated.stream && events.listening ? { events, step } : undefined;
-    response = await requestModel(provider, request, signal, streaming);
+    response = await requestModel(provider, request, modelCallOptions(signal, events, step), streaming);
   } catch (error) {
     if (chatSpan !== undefined) {
       failSpan(chatSpan, error);
@@ -131,9 +132,10 @@ function reachPricing(site: RequestSite): Pricing | undefined {
 async function requestModel(
   provider: ModelProvider,
   request: ModelRequest,
-  signal: AbortSignal | undefined,
+  options: ModelCallOptions,
   streaming: { events: RunEvents; step: number } | undefined,
 ): Promise<ModelResponse> {
+  const { signal } = options;
   // A full stream buffer holds the run here, before the request, not in the middle of one.
   const room = streaming?.events.ready();
   if (room !== undefined) await raceSignal(room, signal);
@@ -144,8 +146,8 @@ async function requestModel(
     // A provider without stream() (a custom one) is asked as usual: its answer arrives whole.
     const call =
       streaming === undefined || typeof provider.stream !== "function"
-        ? callProvider(provider, request, signal)
-        : streamProvider(provider, request, signal, streaming);
+        ? provider.complete(request, options)
+        : streamProvider(provider, request, options, streaming);
     answer = await raceSignal(call, signal);
   } catch (error) {
     if (aborted(signal) || error instanceof Error || types.isNativeError(error)) throw error;
@@ -170,10 +172,6 @@ function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
-async function callProvider(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
-  return provider.complete(request, signal === undefined ? {} : { signal });
-}
-
 /**
  * Sends one request through `provider.stream()`: each text chunk becomes a
  * `text-delta` event (the run waits between chunks while a stream consumer
@@ -183,11 +181,11 @@ async function callProvider(provider: ModelProvider, request: ModelRequest, sign
 async function streamProvider(
   provider: ModelProvider,
   request: ModelRequest,
-  signal: AbortSignal | undefined,
+  options: ModelCallOptions,
   { events, step }: { events: RunEvents; step: number },
 ): Promise<ModelResponse> {
   let response: ModelResponse | undefined;
-  for await (const chunk of provider.stream(request, signal === undefined ? {} : { signal })) {
+  for await (const chunk of provider.stream(request, options)) {
     if (chunk.type === "text-delta") {
       events.emit({ type: "text-delta", step, text: chunk.text });
       const room = events.ready();

@@ -1,5 +1,5 @@
 import type { GuardError, LoopDetectorKind, ReachStatus } from "@rein/guard";
-import type { StopReason, Usage } from "../model/model-provider";
+import type { ModelRetry, StopReason, Usage } from "../model/model-provider";
 import type { SessionNodeRole, SessionNodeStatus } from "../session/session-node";
 import type { RunResult } from "./run-result";
 
@@ -24,6 +24,8 @@ export interface RunEventSource {
 export type RunEventBody =
   | { readonly type: "run-start"; readonly model: string }
   | { readonly type: "model-request"; readonly step: number; readonly model: string; readonly functionName?: string }
+  /** The provider is about to send the step's request again after `waitMs` (a 429's retry-after, a 5xx backoff). */
+  | ({ readonly type: "model-retry"; readonly step: number } & ModelRetry)
   | { readonly type: "text-delta"; readonly step: number; readonly text: string }
   | { readonly type: "model-response"; readonly step: number; readonly stopReason: StopReason; readonly usage: Usage }
   | { readonly type: "tool-call"; readonly toolCallId: string; readonly name: string; readonly input: unknown }

@@ -8,6 +8,7 @@ import type {
   ModelStreamEvent,
 } from "@rein/core";
 import { ProviderCall } from "../shared/provider-call";
+import { readEnv, requireCredential } from "../shared/credentials";
 import { rejectConflictingOptions } from "../shared/reject-conflicting-options";
 import { resolveRequestLimits, type RequestLimits, type RequestLimitSettings } from "../shared/request-limits";
 import { describeAnthropicFailure } from "./anthropic-errors";
@@ -73,10 +74,21 @@ export class AnthropicProvider implements ModelProvider {
 
   /**
    * @throws TypeError when `client` comes with `apiKey` or `baseURL`, or a request limit is not a valid number.
+   * @throws ProviderConfigError (`variable: "ANTHROPIC_API_KEY"`) when, without a `client`, there is no
+   * credential: no `apiKey`, `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN`.
    */
   constructor(modelId: string, settings: AnthropicProviderSettings = {}) {
     rejectConflictingOptions("AnthropicProvider", settings, ["apiKey", "baseURL"]);
     this.limits = resolveRequestLimits("AnthropicProvider", settings);
+    if (settings.client === undefined) {
+      const given = settings.apiKey !== undefined && settings.apiKey.trim() !== "";
+      requireCredential(given || readEnv("ANTHROPIC_API_KEY") !== undefined || readEnv("ANTHROPIC_AUTH_TOKEN") !== undefined, {
+        owner: "AnthropicProvider",
+        provider: "anthropic",
+        variable: "ANTHROPIC_API_KEY",
+        alternatives: " (ANTHROPIC_AUTH_TOKEN works too), or pass { client }",
+      });
+    }
     this.modelId = modelId;
     this.settings = { ...settings };
     this.sdkClient = settings.client;
@@ -97,7 +109,7 @@ export class AnthropicProvider implements ModelProvider {
    */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
     const params = this.toParams(request);
-    const call = this.startCall(options.signal);
+    const call = this.startCall(options);
     try {
       const message = await call.send((requestOptions) => this.client.messages.create(params, requestOptions));
       return fromAnthropicMessage(message, request.responseFormat);
@@ -116,7 +128,7 @@ export class AnthropicProvider implements ModelProvider {
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     const params = { ...this.toParams(request), stream: true as const };
-    const call = this.startCall(options.signal);
+    const call = this.startCall(options);
     const assembler = new AnthropicStreamAssembler(request.responseFormat);
     let response: ModelResponse;
     try {
@@ -133,7 +145,7 @@ export class AnthropicProvider implements ModelProvider {
     yield { type: "response", response };
   }
 
-  private startCall(signal: AbortSignal | undefined): ProviderCall {
+  private startCall({ signal, onRetry }: ModelCallOptions): ProviderCall {
     const client = this.client;
     return new ProviderCall(
       {
@@ -144,6 +156,7 @@ export class AnthropicProvider implements ModelProvider {
         describeFailure: describeAnthropicFailure,
       },
       signal,
+      onRetry,
     );
   }
 

@@ -8,6 +8,7 @@ import type {
   ModelStreamEvent,
 } from "@rein/core";
 import { ProviderCall } from "../shared/provider-call";
+import { readEnv, requireCredential } from "../shared/credentials";
 import { rejectConflictingOptions } from "../shared/reject-conflicting-options";
 import { readResponseBody } from "../shared/wire-shape";
 import { resolveRequestLimits, type RequestLimits, type RequestLimitSettings } from "../shared/request-limits";
@@ -81,6 +82,9 @@ export class OpenAIProvider implements ModelProvider {
   /**
    * @throws TypeError when `client` comes with `apiKey` or `baseURL`, `api`
    * is unknown, or a request limit is not a valid number.
+   * @throws ProviderConfigError (`variable: "OPENAI_API_KEY"`) when, without
+   * a `client`, there is no API key (`apiKey`, `OPENAI_API_KEY`) and no base
+   * URL of an OpenAI-compatible server (`baseURL`, `OPENAI_BASE_URL`).
    */
   constructor(modelId: string, settings: OpenAIProviderSettings = {}) {
     rejectConflictingOptions("OpenAIProvider", settings, ["apiKey", "baseURL"]);
@@ -88,6 +92,14 @@ export class OpenAIProvider implements ModelProvider {
       throw new TypeError(`OpenAIProvider: api must be "chat" or "responses", got ${JSON.stringify(settings.api)}`);
     }
     this.limits = resolveRequestLimits("OpenAIProvider", settings);
+    if (settings.client === undefined) {
+      requireCredential(nonEmpty(settings.apiKey) || readEnv("OPENAI_API_KEY") !== undefined || nonEmpty(settings.baseURL) || readEnv("OPENAI_BASE_URL") !== undefined, {
+        owner: "OpenAIProvider",
+        provider: "openai",
+        variable: "OPENAI_API_KEY",
+        alternatives: ", or set OPENAI_BASE_URL (or pass { baseURL }) for an OpenAI-compatible server that needs no key",
+      });
+    }
     this.modelId = modelId;
     this.api = settings.api ?? "chat";
     this.settings = { ...settings };
@@ -112,7 +124,7 @@ export class OpenAIProvider implements ModelProvider {
    * caller aborted.
    */
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
-    const call = this.startCall(options.signal);
+    const call = this.startCall(options);
     try {
       if (this.api === "responses") {
         const params = toResponseParams(request, this.modelId);
@@ -139,7 +151,7 @@ export class OpenAIProvider implements ModelProvider {
    * stream that ends early, and one that goes silent.
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
-    const call = this.startCall(options.signal);
+    const call = this.startCall(options);
     let response: ModelResponse;
     try {
       response = yield* this.api === "responses" ? this.streamResponses(request, call) : this.streamChat(request, call);
@@ -176,7 +188,7 @@ export class OpenAIProvider implements ModelProvider {
     return assembler.finish();
   }
 
-  private startCall(signal: AbortSignal | undefined): ProviderCall {
+  private startCall({ signal, onRetry }: ModelCallOptions): ProviderCall {
     const apiKey = this.client.apiKey;
     return new ProviderCall(
       {
@@ -187,11 +199,11 @@ export class OpenAIProvider implements ModelProvider {
         describeFailure: describeOpenAIFailure,
       },
       signal,
+      onRetry,
     );
   }
 }
 
-function readEnv(name: string): string | undefined {
-  const value = process.env[name]?.trim();
-  return value === "" ? undefined : value;
+function nonEmpty(value: string | undefined): boolean {
+  return value !== undefined && value.trim() !== "";
 }

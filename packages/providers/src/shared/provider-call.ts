@@ -1,4 +1,4 @@
-import { ProviderError, ProviderTimeoutError } from "@rein/core";
+import { ProviderError, ProviderTimeoutError, type ModelRetry } from "@rein/core";
 import { redactError, redactValue } from "./redact-secrets";
 import type { RequestLimits } from "./request-limits";
 import { parseRetryAfter, toProviderError, type FailureInfo } from "./to-provider-error";
@@ -46,6 +46,7 @@ export class ProviderCall {
   constructor(
     private readonly context: ProviderCallContext,
     callerSignal: AbortSignal | undefined,
+    private readonly onRetry?: (retry: ModelRetry) => void,
   ) {
     const { limits, provider, settingsOwner } = context;
     this.timer = setTimeout(() => {
@@ -97,8 +98,21 @@ export class ProviderCall {
         const waitMs = retryAfterSeconds === undefined ? backoffMs(attempt) : retryAfterSeconds * 1000;
         // A wait we will not sleep through: the caller hears it now, with the wait asked for.
         if (waitMs > limits.maxRetryAfterMs || waitMs >= this.remainingMs) throw this.toError(info);
+        this.reportRetry({ attempt: attempt + 1, waitMs, fromRetryAfter: retryAfterSeconds !== undefined, status: info.status });
         await this.race(sleep(waitMs, this.signal));
       }
+    }
+  }
+
+  /** Tells the caller a retry is coming and how long it waits first; a listener that throws is ignored. */
+  private reportRetry({ attempt, waitMs, fromRetryAfter, status }: { attempt: number; waitMs: number; fromRetryAfter: boolean; status: number | undefined }): void {
+    if (this.onRetry === undefined) return;
+    const reason = status === undefined ? "connection failed" : status === 429 ? "429 rate limited" : `${status} from the server`;
+    const retry: ModelRetry = { provider: this.context.provider, attempt, waitMs: Math.round(waitMs), fromRetryAfter, reason, ...(status === undefined ? {} : { status }) };
+    try {
+      this.onRetry(retry);
+    } catch {
+      /* a reporting listener must not change the call */
     }
   }
 

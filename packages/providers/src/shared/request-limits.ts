@@ -33,8 +33,12 @@ export interface RequestLimitSettings {
    * The longest `retry-after` (or `retry-after-ms`) wait the adapter sleeps
    * through before retrying. A server asking for more gets no retry: the
    * call fails at once with its typed error (`RateLimitError` with
-   * `retryAfterMs` for a 429), so the caller decides.
-   * @default 60000
+   * `retryAfterMs` for a 429), so the caller decides. Every wait that is
+   * slept through is reported first (`onRetry`, the runtime's
+   * `model-retry` event and log line). Ten seconds: a short rate-limit
+   * window is waited out, while a run told to wait 30 s or more says so at
+   * once instead of looking hung for a minute.
+   * @default 10000
    */
   maxRetryAfterMs?: number;
   /**
@@ -55,7 +59,7 @@ export interface RequestLimits {
   readonly maxRetries: number;
 }
 
-const defaults: RequestLimits = { timeoutMs: 600_000, idleTimeoutMs: 300_000, maxRetryAfterMs: 60_000, maxRetries: 2 };
+const defaults: RequestLimits = { timeoutMs: 600_000, idleTimeoutMs: 300_000, maxRetryAfterMs: 10_000, maxRetries: 2 };
 
 // setTimeout fires at once for anything longer.
 const longestTimer = 2 ** 31 - 1;
