@@ -19,3 +19,7 @@ export type { ErrorBody, ErrorType } from "./http-error";
 export { API_KEY_SCOPES, verifyApiKey, InMemoryApiKeyStore, SqliteApiKeyStore } from "./auth";
 export type { ApiKeyScope, ApiKeyRecord, StoredApiKey, IssuedApiKey, ApiKeyStore, CreateApiKeyOptions, SqliteApiKeyStoreOptions } from "./auth";
 export type { AuthOptions } from "./auth/caller";
+export { createInspector } from "./inspector/create-inspector";
+export type { CreateInspectorOptions } from "./inspector/create-inspector";
+export type { ApprovalRequestEvent, PendingApproval } from "./approvals";
+export type { RunSummary, ReachFigures, RunFeedMessage } from "./run-feed";

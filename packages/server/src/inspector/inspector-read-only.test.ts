@@ -1,0 +1,64 @@
+import { chromium, type Browser, type Page } from "playwright-core";
+import { Agent, Context, InMemorySessionStore, Runtime, ScriptedProvider } from "rein";
+import { serve, type RunningServer } from "../serve";
+import { createInspector } from "./create-inspector";
+import { writeLargeSession } from "../__fixtures__/large-session";
+
+class Writer extends Agent {
+  static runtime = new Runtime({ provider: new ScriptedProvider(["a draft"], { whenExhausted: "repeat-last" }) });
+  async draft(topic: string): Promise<string> {
+    return this.ask(`write about ${topic}`);
+  }
+}
+
+let browser: Browser;
+let server: RunningServer;
+let page: Page;
+const pageErrors: string[] = [];
+const store = new InMemorySessionStore();
+
+beforeAll(async () => {
+  await new Writer({ context: Context.forSession(store, "essay") }).draft("rivers");
+  writeLargeSession(store, "big", 10_000);
+  server = await serve({ app: createInspector({ store }), resumeInterrupted: false, warn: () => undefined });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+beforeEach(async () => {
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  await page.goto(`${server.url}/inspector`);
+  await page.getByText(/^Read-only/).waitFor();
+});
+afterEach(async () => {
+  await page.context().close();
+  expect(pageErrors).toEqual([]);
+});
+
+describe("the read-only Inspector (rein inspect) in headless Chromium", () => {
+  it("lists recorded sessions; a session's graph shows its named code and llm nodes; there are no buttons to steer", async () => {
+    await page.getByRole("table", { name: "Sessions" }).getByRole("button", { name: "essay", exact: true }).click();
+    await page.getByRole("button", { name: "code: Writer.draft (completed)", exact: true }).waitFor();
+    await page.getByRole("button", { name: "llm: scripted (completed)", exact: true }).waitFor();
+    for (const name of ["Stop", "Approve", "Deny", "Resume"]) expect(await page.getByRole("button", { name, exact: true }).count()).toBe(0);
+  });
+
+  it("a 10,000-node session shows its first page of nodes, and loads the rest lazily as it scrolls", async () => {
+    await page.getByRole("table", { name: "Sessions" }).getByRole("button", { name: "10000 nodes", exact: true }).click();
+    await page.getByRole("button", { name: "code: Planner.plan (completed)", exact: true }).waitFor();
+    await page.getByText("200 of 10000 nodes shown").waitFor();
+    expect(await page.locator("[data-node-id]").count()).toBe(200);
+    // Scrolling to the end of the list loads the next page.
+    await page.getByRole("button", { name: "Load more nodes", exact: true }).scrollIntoViewIfNeeded();
+    await page.getByText("400 of 10000 nodes shown").waitFor();
+    const last = page.locator("[data-node-id]").last();
+    expect(await last.getAttribute("data-node-id")).toBe("n399");
+    expect(await last.getAttribute("aria-label")).toBe("llm: scripted (completed)");
+  });
+});
