@@ -102,6 +102,7 @@ export {
   SessionStoreDirectoryError,
   SessionStoreDiskFullError,
   SessionNodeConflictError,
+  LeaseLostError,
   isRunLeaseStore,
   isConsumeOnceStore,
   step,
@@ -116,6 +117,7 @@ export {
 } from "@rein/core";
 export type {
   RunLeaseStore,
+  LeaseFence,
   ConsumeOnceStore,
   RunRecord,
   RunState,
@@ -216,6 +218,10 @@ export type {
   SessionNodeInput,
   SessionNodeWriterOptions,
   SessionWriteBatching,
+  SessionAppendOptions,
+  SessionUpdateOptions,
+  SessionFlushOptions,
+  SessionCommitOptions,
   SessionCommitFailure,
   HistoryFilter,
   RenderRange,

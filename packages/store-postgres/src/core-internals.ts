@@ -22,3 +22,4 @@ export const exportGraphOptionsSchema: Kit["exportGraphOptionsSchema"] = session
 export const readAncestryOptionsSchema: Kit["readAncestryOptionsSchema"] = sessionStoreKit.readAncestryOptionsSchema;
 export const runFromRow: Kit["runFromRow"] = sessionStoreKit.runFromRow;
 export const checkRunArguments: Kit["checkRunArguments"] = sessionStoreKit.checkRunArguments;
+export const commitFences: Kit["commitFences"] = sessionStoreKit.commitFences;

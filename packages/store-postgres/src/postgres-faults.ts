@@ -1,4 +1,5 @@
 import {
+  LeaseLostError,
   SessionExistsError,
   SessionNodeConflictError,
   SessionNodeNotFoundError,
@@ -64,7 +65,16 @@ export function postgresFault(error: unknown, context: FaultContext): Error {
   }
   if (!(error instanceof PostgresCallFailure)) return error instanceof Error ? error : new Error(String(error));
   const { failure } = error;
-  const data = (failure.data ?? {}) as { sessionId?: string; nodeId?: string; foundVersion?: number; supportedVersion?: number; tables?: string[] };
+  const data = (failure.data ?? {}) as {
+    sessionId?: string;
+    nodeId?: string;
+    foundVersion?: number;
+    supportedVersion?: number;
+    tables?: string[];
+    runId?: string;
+    heldEpoch?: number;
+    currentEpoch?: number | null;
+  };
   switch (failure.kind) {
     case "session-not-found":
       return new SessionNotFoundError(data.sessionId!, location);
@@ -74,6 +84,8 @@ export function postgresFault(error: unknown, context: FaultContext): Error {
       return new SessionNodeNotFoundError(data.sessionId!, data.nodeId!, location);
     case "node-conflict":
       return new SessionNodeConflictError(data.sessionId!, data.nodeId!, location);
+    case "lease-lost":
+      return new LeaseLostError(data.runId!, data.heldEpoch!, data.currentEpoch ?? null, location);
     case "schema-version":
       return new PostgresSchemaVersionError(location, data.foundVersion!, data.supportedVersion!);
     case "foreign-schema":

@@ -78,7 +78,7 @@ test("a lease holds while its live holder renews it, and is free once it expired
   }
 });
 
-test("a schema of version 1 gains the runs table when opened, its sessions kept", async () => {
+test("a schema of version 1 gains the runs table (with lease epochs) when opened, its sessions kept", async () => {
   const schema = freshSchemaName();
   const first = open(schema);
   first.createSession("kept");
@@ -86,7 +86,7 @@ test("a schema of version 1 gains the runs table when opened, its sessions kept"
   const admin = new Client({ connectionString: server!.connectionString });
   await admin.connect();
   try {
-    await admin.query(`DROP TABLE "${schema}".runs; DELETE FROM "${schema}".rein_schema WHERE version = 2`);
+    await admin.query(`DROP TABLE "${schema}".runs; DELETE FROM "${schema}".rein_schema WHERE version IN (2, 3)`);
   } finally {
     await admin.end();
   }
@@ -95,7 +95,31 @@ test("a schema of version 1 gains the runs table when opened, its sessions kept"
     expect(reopened.hasSession("kept")).toBe(true);
     expect(reopened.listRuns()).toEqual([]);
     reopened.registerRun("r1", "kept", "A.run", 1000);
-    expect(reopened.getRun("r1")).toMatchObject({ state: "running", owned: true, sessionId: "kept" });
+    expect(reopened.getRun("r1")).toMatchObject({ state: "running", owned: true, sessionId: "kept", leaseEpoch: 1 });
+  } finally {
+    reopened.close();
+  }
+});
+
+test("a schema of version 2 gains lease epochs when opened: its runs start at epoch 1, and claims count on from there", async () => {
+  const schema = freshSchemaName();
+  const first = open(schema);
+  first.createSession("kept");
+  first.registerRun("r1", "kept", "A.run", 60_000);
+  first.releaseRun("r1", "interrupted", null);
+  first.close();
+  const admin = new Client({ connectionString: server!.connectionString });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER TABLE "${schema}".runs DROP COLUMN lease_epoch; DELETE FROM "${schema}".rein_schema WHERE version = 3`);
+  } finally {
+    await admin.end();
+  }
+  const reopened = open(schema);
+  try {
+    expect(reopened.getRun("r1")).toMatchObject({ state: "interrupted", leaseEpoch: 1 });
+    expect(reopened.claimRun("r1", ["interrupted"], 60_000, 1)).toBe(true);
+    expect(reopened.getRun("r1")).toMatchObject({ state: "running", leaseEpoch: 2 });
   } finally {
     reopened.close();
   }

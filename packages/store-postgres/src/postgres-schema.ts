@@ -64,6 +64,16 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql:
       CREATE INDEX runs_by_session ON {schema}.runs (session_id);
     `,
   },
+  {
+    version: 3,
+    name: "lease epochs",
+    // Every register and claim of a run counts one more epoch; a write of the
+    // run carries the epoch its worker holds and is refused under another.
+    // Runs of older schemas start at 1.
+    sql: `
+      ALTER TABLE {schema}.runs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 1;
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

@@ -6,6 +6,7 @@ import {
   type ExportGraphOptions,
   type ReadAncestryOptions,
   type SessionBranch,
+  type SessionCommitOptions,
   type SessionCommitResult,
   type SessionCreateOptions,
   type SessionInfo,
@@ -27,6 +28,7 @@ import {
   releaseSharedWriters,
   renderSessionGraph,
   checkRunArguments,
+  commitFences,
   runFromRow,
 } from "./core-internals";
 import { PostgresConnection } from "./postgres-connection";
@@ -37,6 +39,11 @@ import { encodeOperation, nodesFromJson, sessionFromRow, type Row } from "./post
 import { resolvePostgresOptions, type PostgresSessionStoreOptions, type ResolvedPostgresOptions } from "./postgres-store-options";
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. */
+function encodeFences(fences: readonly { readonly runId: string; readonly epoch: number }[]): (readonly [string, number])[] | null {
+  return fences.length === 0 ? null : fences.map((fence) => [fence.runId, fence.epoch] as const);
+}
 
 /** `turns` of readAncestry, checked as core's stores check it: null for no bound. */
 function checkTurns(options: ReadAncestryOptions): number | null {
@@ -225,13 +232,17 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
    * moves the head; updates merge metadata shallowly (a key set to
    * `undefined` is removed). The same node appended again is ignored and
    * gets no `seq`; another node under a taken id is a
-   * `SessionNodeConflictError`, and nothing of the commit is stored.
+   * `SessionNodeConflictError`, and nothing of the commit is stored. The
+   * fenced runs' rows (`options.fences`) are read `FOR SHARE` in the same
+   * transaction: a run at another lease epoch is a `LeaseLostError`, and
+   * nothing of the commit is stored.
    */
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
+  commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult {
     checkSessionId("PostgresSessionStore.commit", sessionId);
+    const fences = encodeFences(commitFences("PostgresSessionStore.commit", options));
     this.assertOpen();
     if (operations.length === 0) return { seqs: new Map() };
-    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation), false) as [string, number][]) };
+    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation), false, fences) as [string, number][]) };
   }
 
   /**
@@ -250,8 +261,9 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
    * const { seqs } = await store.commitWithRetry("s1", operations);
    * ```
    */
-  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[]): Promise<SessionCommitResult> {
+  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): Promise<SessionCommitResult> {
     checkSessionId("PostgresSessionStore.commitWithRetry", sessionId);
+    const fences = encodeFences(commitFences("PostgresSessionStore.commitWithRetry", options));
     this.assertOpen();
     if (operations.length === 0) return { seqs: new Map() };
     const encoded = operations.map(encodeOperation);
@@ -259,7 +271,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
     for (let attempt = 0; ; attempt++) {
       this.assertOpen();
       try {
-        const seqs = (await this.live().callAsync("commit", sessionId, encoded, attempt > 0)) as [string, number][];
+        const seqs = (await this.live().callAsync("commit", sessionId, encoded, attempt > 0, fences)) as [string, number][];
         return { seqs: new Map(seqs) };
       } catch (error) {
         const waited = Date.now() - started;
@@ -290,19 +302,19 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
    * frees the lease at once, on any machine. Expiry uses the claimant's
    * clock: keep the machines' clocks in step to well within the lease.
    */
-  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
-    checkRunArguments("PostgresSessionStore.claimRun", runId, leaseMs, states);
-    return this.call("claimRun", runId, states, leaseMs, Date.now()) as boolean;
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): boolean {
+    checkRunArguments("PostgresSessionStore.claimRun", runId, leaseMs, states, fromEpoch);
+    return this.call("claimRun", runId, states, leaseMs, Date.now(), fromEpoch ?? null) as boolean;
   }
 
-  renewRun(runId: string, leaseMs: number): boolean {
-    checkRunArguments("PostgresSessionStore.renewRun", runId, leaseMs);
-    return this.call("renewRun", runId, leaseMs, Date.now()) as boolean;
+  renewRun(runId: string, leaseMs: number, epoch?: number): boolean {
+    checkRunArguments("PostgresSessionStore.renewRun", runId, leaseMs, undefined, epoch);
+    return this.call("renewRun", runId, leaseMs, Date.now(), epoch ?? null) as boolean;
   }
 
-  releaseRun(runId: string, state: RunState, reason: string | null): void {
-    checkRunArguments("PostgresSessionStore.releaseRun", runId, undefined, [state]);
-    this.call("releaseRun", runId, state, reason, Date.now());
+  releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): void {
+    checkRunArguments("PostgresSessionStore.releaseRun", runId, undefined, [state], epoch);
+    this.call("releaseRun", runId, state, reason, Date.now(), epoch ?? null);
   }
 
   getRun(runId: string): RunRecord | undefined {

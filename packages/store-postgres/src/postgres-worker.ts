@@ -325,7 +325,7 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
   }
 
   const SESSION_COLUMNS = "id, agent_id, title, created_at, updated_at, head_id, last_seq, node_count";
-  const RUN_COLUMNS = "run_id, session_id, name, state, reason, owner IS NOT NULL, lease_until, updated_at, created_at";
+  const RUN_COLUMNS = "run_id, session_id, name, state, reason, owner IS NOT NULL, lease_until, updated_at, created_at, lease_epoch";
 
   /**
    * Node rows as one JSON text made by the server: one string crosses the
@@ -358,10 +358,13 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
    * | null, hasInput, input, hasOutput, output, metadataSet | null,
    * metadataRemove | null]`; values as JSON text. With `reportStored`, a
    * node found already stored is reported with its stored `seq` (a retry
-   * of a commit whose reply was lost).
+   * of a commit whose reply was lost). `fences` (`[runId, epoch]` pairs):
+   * the runs' rows are read `FOR SHARE`, so no claim moves an epoch before
+   * this transaction ends, and a run at another epoch refuses the commit.
    */
-  async function commit(sessionId: string, operations: readonly Row[], reportStored: boolean): Promise<[string, number][]> {
+  async function commit(sessionId: string, operations: readonly Row[], reportStored: boolean, fences: readonly (readonly [string, number])[] | null = null): Promise<[string, number][]> {
     return transaction(async (c) => {
+      if (fences !== null) await checkFences(c, fences);
       const ids = [...new Set(operations.map((operation) => operation[1] as string))];
       // The session row's lock orders the commits of every writer in every
       // process; last_seq is read under it, so seq never repeats.
@@ -494,6 +497,16 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
     });
   }
 
+  /** Throws the lease-lost fault unless each run's lease is at the fence's epoch; the runs' rows stay locked until the transaction ends. */
+  async function checkFences(c: Client, fences: readonly (readonly [string, number])[]): Promise<void> {
+    const { rows } = await query(c, `SELECT run_id, lease_epoch FROM ${S}.runs WHERE run_id = ANY($1::text[]) FOR SHARE`, [fences.map(([runId]) => runId)]);
+    const current = new Map(rows.map((found) => [String(found[0]), Number(found[1])]));
+    for (const [runId, epoch] of fences) {
+      const now = current.get(runId) ?? null;
+      if (now !== epoch) throw new Fault("lease-lost", "lease lost", { runId, heldEpoch: epoch, currentEpoch: now });
+    }
+  }
+
   const operations: Record<string, (...args: never[]) => Promise<unknown>> = {
     open,
     async createSession(id: string, agentId: string | null, title: string | null): Promise<Row> {
@@ -611,10 +624,11 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
      * expired, or its holder's liveness lock can be taken (that store's
      * connection, and so its process, is gone).
      */
-    async claimRun(runId: string, states: readonly string[], leaseMs: number, now: number): Promise<boolean> {
+    async claimRun(runId: string, states: readonly string[], leaseMs: number, now: number, fromEpoch: number | null = null): Promise<boolean> {
       return transaction(async (c) => {
-        const [found] = (await query(c, `SELECT state, owner, lease_until FROM ${S}.runs WHERE run_id = $1 FOR UPDATE`, [runId])).rows;
+        const [found] = (await query(c, `SELECT state, owner, lease_until, lease_epoch FROM ${S}.runs WHERE run_id = $1 FOR UPDATE`, [runId])).rows;
         if (found === undefined || !states.includes(String(found[0]))) return false;
+        if (fromEpoch !== null && Number(found[3]) !== fromEpoch) return false;
         const owner = found[1] as string | null;
         let free = owner === null || found[2] === null || Number(found[2]) < now;
         if (!free && owner !== data.owner) {
@@ -625,7 +639,7 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
           }
         }
         if (!free) return false;
-        await query(c, `UPDATE ${S}.runs SET state = 'running', reason = NULL, owner = $2, lease_until = $3, updated_at = $4 WHERE run_id = $1`, [
+        await query(c, `UPDATE ${S}.runs SET state = 'running', reason = NULL, owner = $2, lease_until = $3, updated_at = $4, lease_epoch = lease_epoch + 1 WHERE run_id = $1`, [
           runId,
           data.owner,
           now + leaseMs,
@@ -634,23 +648,31 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
         return true;
       });
     },
-    async renewRun(runId: string, leaseMs: number, now: number): Promise<boolean> {
-      const updated = await run(`UPDATE ${S}.runs SET lease_until = $2, updated_at = $3 WHERE run_id = $1 AND owner = $4 AND state = 'running'`, [
-        runId,
-        now + leaseMs,
-        now,
-        data.owner,
-      ]);
+    async renewRun(runId: string, leaseMs: number, now: number, epoch: number | null = null): Promise<boolean> {
+      const updated = await run(
+        `UPDATE ${S}.runs SET lease_until = $2, updated_at = $3 WHERE run_id = $1 AND owner = $4 AND state = 'running' AND ($5::bigint IS NULL OR lease_epoch = $5::bigint)`,
+        [runId, now + leaseMs, now, data.owner, epoch],
+      );
       return updated.rowCount === 1;
     },
-    async releaseRun(runId: string, state: string, reason: string | null, now: number): Promise<void> {
-      await run(`UPDATE ${S}.runs SET state = $2, reason = $3, owner = NULL, lease_until = NULL, updated_at = $4 WHERE run_id = $1 AND owner = $5`, [
-        runId,
-        state,
-        reason,
-        now,
-        data.owner,
-      ]);
+    /** Given `epoch`, the run's row is locked and its epoch checked before the release, in one transaction. */
+    async releaseRun(runId: string, state: string, reason: string | null, now: number, epoch: number | null = null): Promise<void> {
+      const release = (c: Client): Promise<unknown> =>
+        query(c, `UPDATE ${S}.runs SET state = $2, reason = $3, owner = NULL, lease_until = NULL, updated_at = $4 WHERE run_id = $1 AND owner = $5`, [
+          runId,
+          state,
+          reason,
+          now,
+          data.owner,
+        ]);
+      if (epoch === null) {
+        await release(await connection());
+        return;
+      }
+      await transaction(async (c) => {
+        await checkFences(c, [[runId, epoch]]);
+        await release(c);
+      });
     },
     async getRun(runId: string): Promise<Row | undefined> {
       return (await run(`SELECT ${RUN_COLUMNS} FROM ${S}.runs WHERE run_id = $1`, [runId])).rows[0];

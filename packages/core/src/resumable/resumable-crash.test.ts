@@ -230,3 +230,35 @@ test("3 processes resume the interrupted runs of one SQLite file at once: each r
   expect(calls(callsFile).sort()).toEqual([...Array(RUNS).fill("format"), ...Array(RUNS).fill("score")]);
   expect(reports.flatMap((one) => one.leftAlone).every((run) => run.reason === "running-elsewhere")).toBe(true);
 }, 120_000);
+
+test("two processes on one SQLite file: worker A stalls inside a step past its lease, worker B resumes the run and completes it; A's late write is refused (LeaseLostError) and B's result stands", async () => {
+  const db = join(directory, "runs.db");
+  const callsFile = join(directory, "calls");
+  writeFileSync(callsFile, "");
+  const workerA = startChild("lease-a", db, callsFile);
+  const runId = (await workerA.waitFor(/^run /)).slice(4);
+  // Worker B asks until A's lease has expired (A is stuck: nothing renews it), then takes the run and finishes it.
+  const linesB = await runToEnd("lease-b", db, callsFile, runId);
+  expect(JSON.parse(linesB.find((line) => line.startsWith("result "))!.slice(7))).toBe("B's work on fetched report");
+  const exitA = await workerA.exited;
+  expect(exitA.code).toBe(0);
+  expect(JSON.parse(workerA.lines.find((line) => line.startsWith("outcome "))!.slice(8))).toEqual({
+    error: { name: "RunPausedError", kind: "lease-lost", cause: { name: "LeaseLostError", runId, heldEpoch: 1, currentEpoch: 2 } },
+  });
+  // A fetched and started the work; B took the fetched page from the saved step and did the work again.
+  expect(calls(callsFile)).toEqual(["fetch", "work lease-a", "work lease-b"]);
+  // B's result stands: on the run's node, on the step's, and in the store's run record.
+  const run = runNode(db, runId);
+  expect(run.metadata["status"]).toBe("completed");
+  expect(run.output).toBe("B's work on fetched report");
+  expect(stepsOf(db, runId).map((node) => [node.metadata["step"], node.output, node.metadata["status"]])).toEqual([
+    ["fetch", "fetched report", "completed"],
+    ["work", "B's work on fetched report", "completed"],
+  ]);
+  const store = new SessionStore({ path: db, shutdownFlush: false });
+  try {
+    expect(store.getRun(runId)).toMatchObject({ state: "completed", leaseEpoch: 2, owned: false });
+  } finally {
+    store.close();
+  }
+}, 120_000);

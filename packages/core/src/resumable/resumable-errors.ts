@@ -39,7 +39,10 @@ export type RunPauseKind = "pause" | "incompatible" | "code-changed" | "external
  * The run stopped and stays `paused` (its node too) until `resumeRun`: an
  * explicit pause, finished steps that no longer match the code (removed,
  * reordered, input changed), or a code change the policy does not accept.
- * The message names the step or function.
+ * The message names the step or function. Kind `"lease-lost"`: this
+ * worker lost the run's lease to another worker, which runs it now; the
+ * attempt stopped without recording its result (`cause` is the
+ * `LeaseLostError` when the store refused one of its writes).
  * @example
  * ```ts
  * try { await pipeline.resumeRun(runId); } catch (error) {
@@ -58,8 +61,8 @@ export class RunPausedError extends ReinError {
   /** The first step concerned, when one is. */
   readonly step: string | undefined;
 
-  constructor(runId: string, kind: RunPauseKind, message: string, step?: string) {
-    super(`run ${runId} is paused: ${message}`);
+  constructor(runId: string, kind: RunPauseKind, message: string, step?: string, options?: { cause?: unknown }) {
+    super(`run ${runId} is paused: ${message}`, options);
     this.runId = runId;
     this.kind = kind;
     this.step = step;

@@ -4,6 +4,7 @@ import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
+import { LeaseLostError } from "../session/session-errors";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
@@ -97,7 +98,8 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
     }
     writer.flush();
     store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
-    const run = new RunContext(runId, method.name, writer, store, thisArg);
+    // A registered run's lease has epoch 1: the run's writes are fenced with it.
+    const run = new RunContext(runId, method.name, writer, store, thisArg, undefined, 1);
     return runBody(method, run, owner, context, parent, thisArg, args);
   } catch (error) {
     if (method.info.isAsync) return Promise.reject(error);
@@ -109,7 +111,8 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
  * Continues a run this process has claimed: checks the code version against
  * the policy (pausing when it refuses), reopens the run's node and runs the
  * method again with its saved input, finished steps answering from their
- * saved results. @internal
+ * saved results. `epoch`: the lease epoch the claim took (undefined from a
+ * store that keeps none), which fences the run's writes. @internal
  */
 export function continueRun(
   method: ResumableMethod,
@@ -120,9 +123,10 @@ export function continueRun(
   node: SessionNode,
   saved: SavedRun,
   policy: CodeChangePolicy,
+  epoch?: number,
 ): unknown {
   const runId = node.id;
-  const run = new RunContext(runId, method.name, writer, store, thisArg, saved);
+  const run = new RunContext(runId, method.name, writer, store, thisArg, saved, epoch);
   const args = Array.isArray(node.input) ? (node.input as unknown[]) : [];
   const version = node.metadata["resumable"] as SavedVersion | undefined;
   const current = fingerprintOf(method);
@@ -141,8 +145,8 @@ export function continueRun(
     }
     adopted = { ...current, history: [...version.history, current.fingerprint] };
   }
-  writer.update(runId, { metadata: { status: "running", error: undefined, pause: undefined, resumable: adopted } });
-  writer.flush();
+  run.update(runId, { metadata: { status: "running", error: undefined, pause: undefined, resumable: adopted } });
+  run.flush();
   const context = contextOn(owner, writer);
   // The resume's caller scope passes on what a call inherits: its reach budget, cancellation signal, run listeners and trace.
   return runBody(method, run, owner, context, currentScope(), thisArg, args);
@@ -205,7 +209,7 @@ function runBody(
   const renewal = setInterval(() => {
     try {
       // Refused: another worker holds the run now (this one stalled past the lease), so this one must stop.
-      if (run.store.renewRun(run.runId, leaseMs)) renewedAt = Date.now();
+      if (run.renew(leaseMs)) renewedAt = Date.now();
       else run.leaseLost = true;
     } catch {
       // The next renewal tries again; a whole lease without one, and another worker may have taken the run.
@@ -268,7 +272,15 @@ function endRun(
   if (run.leaseLost) {
     // Another worker owns the run now: this attempt writes nothing more (its node, its state are the other's).
     events?.emit({ type: "node", phase: "end", nodeId: run.runId, role: "code", name: run.name, status: "paused" });
-    throw run.pause("lease-lost", `this worker lost the lease of run ${run.runId} (another worker may be running it): it stopped without recording its result`);
+    // Found by a refused renewal or by a refused write (the LeaseLostError, kept as the cause): one outcome either way.
+    const refused = LeaseLostError.isInstance(error) && error.runId === run.runId ? error : undefined;
+    throw run.pause(
+      "lease-lost",
+      `this worker lost the lease of run ${run.runId} (another worker may be running it): it stopped without recording its result` +
+        (refused === undefined ? "" : ` (the store refused its write under lease epoch ${refused.heldEpoch}; the run is at epoch ${refused.currentEpoch})`),
+      undefined,
+      refused,
+    );
   }
   if (!failed) {
     const missing = sequence.missingFinished();
@@ -281,16 +293,17 @@ function endRun(
       );
     }
   }
-  const { writer, store, runId } = run;
+  const { runId } = run;
+  // Every write below is under the run's lease (run.update, run.flush, run.release): refused once another worker claimed the run.
   if (!failed) {
     try {
-      writer.update(runId, { output: value, metadata: { status: "completed" } });
+      run.update(runId, { output: value, metadata: { status: "completed" } });
     } catch (failure) {
       if (!(failure instanceof TypeError)) throw failure;
-      writer.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
+      run.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
     }
-    writer.flush();
-    store.releaseRun(runId, "completed", null);
+    run.flush();
+    run.release("completed", null);
     events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "completed" });
     return value;
   }
@@ -304,9 +317,9 @@ function endRun(
         : isCancellation(error) || scope.signal?.aborted === true
           ? "cancelled"
           : "error";
-    writer.update(runId, { metadata: { status: state, error: describeError(error) } });
-    writer.flush();
-    store.releaseRun(runId, state, JSON.stringify({ kind: state, message: describeError(error) }));
+    run.update(runId, { metadata: { status: state, error: describeError(error) } });
+    run.flush();
+    run.release(state, JSON.stringify({ kind: state, message: describeError(error) }));
     events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: state });
   }
   throw error;
@@ -315,7 +328,7 @@ function endRun(
 /** Leaves the run's node `paused` with the reason, and the run paused in its store. */
 function pauseNode(run: RunContext, error: RunPausedError): void {
   const reason = { kind: error.kind, message: error.message, ...(error.step === undefined ? {} : { step: error.step }) };
-  run.writer.update(run.runId, { metadata: { status: "paused", pause: reason } });
-  run.writer.flush();
-  run.store.releaseRun(run.runId, "paused", JSON.stringify(reason));
+  run.update(run.runId, { metadata: { status: "paused", pause: reason } });
+  run.flush();
+  run.release("paused", JSON.stringify(reason));
 }

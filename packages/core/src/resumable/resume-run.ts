@@ -142,13 +142,18 @@ function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStor
   const [, methodName] = methodNameOf(record);
   const method = resumableMethodOf(agent, methodName)!;
   if (activeRuns.has(record.runId)) throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
-  if (!store.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS)) {
+  // Claimed from the epoch looked at, so this worker holds exactly the next one: its writes are fenced with it.
+  const from = record.leaseEpoch;
+  const epoch = from === undefined ? undefined : from + 1;
+  if (!store.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS, from)) {
     const now = store.getRun(record.runId);
     throw new RunNotResumableError(
       record.runId,
       now?.state === "completed"
         ? `run ${record.runId} (${record.name}) has completed: nothing to resume`
-        : `run ${record.runId} (${record.name}) is running in another worker (its lease holds until ${new Date(now?.leaseUntil ?? 0).toISOString()})`,
+        : now !== undefined && !now.owned
+          ? `run ${record.runId} (${record.name}) was taken by another worker while this one looked at it (it is ${now.state} now): resume it again`
+          : `run ${record.runId} (${record.name}) is running in another worker (its lease holds until ${new Date(now?.leaseUntil ?? 0).toISOString()})`,
     );
   }
   let saved: SavedRun;
@@ -161,10 +166,10 @@ function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStor
     if (node === undefined) throw new RunNotResumableError(record.runId, `run ${record.runId} has no node in session ${record.sessionId}`);
     saved = new SavedRun(record.runId, nodes);
   } catch (error) {
-    store.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason);
+    store.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason, epoch);
     throw error;
   }
-  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override, agent));
+  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override, agent), epoch);
 }
 
 function checkResumeArguments(runId: unknown, options: unknown): void {
@@ -304,20 +309,22 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
               step: approval!.toolName,
               message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
             };
-      if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS)) {
+      if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS, record.leaseEpoch)) {
         leave("running-elsewhere", `another live worker holds the run`);
         return;
       }
+      const epoch = record.leaseEpoch === undefined ? undefined : record.leaseEpoch + 1;
+      const fenced = epoch === undefined ? undefined : { fence: { runId, epoch } };
       try {
         const writer = new SessionNodeWriter(store, record.sessionId);
-        writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } });
-        writer.flush();
+        writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } }, fenced);
+        writer.flush(fenced);
       } catch (error) {
         // The claim is given back as it was: the next look finds the run again.
-        store.releaseRun(runId, "interrupted", null);
+        store.releaseRun(runId, "interrupted", null, epoch);
         throw error;
       }
-      store.releaseRun(runId, "paused", JSON.stringify(reason));
+      store.releaseRun(runId, "paused", JSON.stringify(reason), epoch);
       leave(reason.kind, reason.message);
       return;
     }

@@ -1,7 +1,9 @@
 import { currentChain, type Frame } from "@rein/guard";
 import type { SessionNode } from "../session/session-node";
-import type { SessionNodeWriter } from "../session/session-node-writer";
-import type { RunLeaseStore } from "../session/run-leases";
+import type { SessionAppendOptions, SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionNodeUpdate } from "../session/session-store-like";
+import type { LeaseFence, RunLeaseStore, RunState } from "../session/run-leases";
+import { LeaseLostError } from "../session/session-errors";
 import { SessionCursor } from "../scope/session-cursor";
 import { RunPausedError, type RunPauseKind } from "./resumable-errors";
 
@@ -106,9 +108,16 @@ export class RunContext {
   /**
    * Set when this worker no longer holds the run's lease (a renewal was
    * refused: another worker took the run, or renewals failed for a whole
-   * lease). No step starts after that, and the attempt ends without writing.
+   * lease; or the store refused a write under the lease). No step starts
+   * after that, and the attempt ends without writing.
    */
   leaseLost = false;
+  /**
+   * The options every append of the run's nodes is made with: the lease
+   * fence, so the store refuses them once another worker claimed the run.
+   * Undefined for a store that keeps no lease epochs.
+   */
+  readonly writeOptions: (SessionAppendOptions & { readonly fence: LeaseFence }) | undefined;
   /** Tool calls of this attempt waiting for a person's approval now. */
   pendingApprovals = 0;
   /** Finished steps given back from their saved results in this attempt. */
@@ -122,11 +131,45 @@ export class RunContext {
     /** The agent (or other `this`) whose method runs: `agent.pause()` reaches its runs. */
     readonly owner: unknown,
     readonly saved: SavedRun = EMPTY_RUN,
-  ) {}
+    /** The epoch of the lease this attempt holds (1 for a first attempt); undefined when the store keeps none. */
+    epoch?: number,
+  ) {
+    this.writeOptions = epoch === undefined ? undefined : { fence: { runId, epoch } };
+  }
+
+  /**
+   * The run's writes, each under its lease: one home for the fence, so no
+   * write of a run can leave it out. A write the store refuses (the run was
+   * claimed by another worker since) throws {@link LeaseLostError} from
+   * {@link flush}, and marks the lease lost.
+   */
+  update(nodeId: string, fields: SessionNodeUpdate): void {
+    this.writer.update(nodeId, fields, this.writeOptions);
+  }
+
+  /** Commits the run's writes now; throws {@link LeaseLostError} when one under its lease was refused. */
+  flush(): void {
+    try {
+      this.writer.flush(this.writeOptions);
+    } catch (error) {
+      if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
+      throw error;
+    }
+  }
+
+  /** Renews the lease; false when the store says another worker holds the run now. */
+  renew(leaseMs: number): boolean {
+    return this.store.renewRun(this.runId, leaseMs, this.writeOptions?.fence.epoch);
+  }
+
+  /** Gives the lease up with the run's new state; throws {@link LeaseLostError} when another worker holds the run now. */
+  release(state: RunState, reason: string | null): void {
+    this.store.releaseRun(this.runId, state, reason, this.writeOptions?.fence.epoch);
+  }
 
   /** The error that stops the run and leaves it paused. */
-  pause(kind: RunPauseKind, message: string, step?: string): RunPausedError {
-    return new RunPausedError(this.runId, kind, message, step);
+  pause(kind: RunPauseKind, message: string, step?: string, cause?: unknown): RunPausedError {
+    return new RunPausedError(this.runId, kind, message, step, cause === undefined ? undefined : { cause });
   }
 }
 

@@ -186,10 +186,11 @@ function runStep<A extends unknown[], R>(
   const metadata: Record<string, unknown> = { status: "running", step: name, occurrence };
   if (kind === "workflow") metadata["workflow"] = true;
   if (external) metadata["external"] = true;
-  if (reopened === undefined) sequence.cursor.append({ id: nodeId, role: "code", name, input: args, metadata });
-  else writer.update(nodeId, { input: args, metadata: { ...metadata, error: undefined } });
+  // The step's own node is written under the run's lease (run.update, run.writeOptions): a worker that lost it writes nothing here.
+  if (reopened === undefined) sequence.cursor.append({ id: nodeId, role: "code", name, input: args, metadata }, run.writeOptions);
+  else run.update(nodeId, { input: args, metadata: { ...metadata, error: undefined } });
   // Started-but-unsaved must be on disk before an outside operation begins.
-  if (external) writer.flush();
+  if (external) run.flush();
 
   const inner = new Sequence(run, nodeId);
   const parent = currentScope();
@@ -252,9 +253,10 @@ function finishStep<R>(
       const problem = jsonProblem(value);
       if (problem !== undefined) throw new StepValueError(label, "result", problem[0], problem[1]);
     }
-    run.writer.update(nodeId, { output: value === undefined ? null : value, metadata });
+    run.update(nodeId, { output: value === undefined ? null : value, metadata });
     // A finished step is saved before the run goes on: a crash after this line never runs it again.
-    run.writer.flush();
+    // Refused (LeaseLostError) when another worker claimed the run meanwhile: its result stands, not this one.
+    run.flush();
   } catch (error) {
     failStep(place, nodeId, error, events, name);
     throw error;
@@ -271,6 +273,6 @@ function failStep(place: StepPlace, nodeId: string, error: unknown, events: RunE
       : isCancellation(error)
         ? "cancelled"
         : "error";
-  place.run.writer.update(nodeId, { metadata: { status, error: describeError(error) } });
+  place.run.update(nodeId, { metadata: { status, error: describeError(error) } });
   events?.emit({ type: "node", phase: "end", nodeId, role: "code", name, status });
 }

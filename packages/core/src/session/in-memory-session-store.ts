@@ -3,6 +3,7 @@ import type {
   ExportGraphOptions,
   SessionBranch,
   SessionCommitResult,
+  SessionCommitOptions,
   SessionCreateOptions,
   SessionInfo,
   SessionStoreLike,
@@ -13,6 +14,7 @@ import { ancestryIn, type ReadAncestryOptions } from "./ancestry";
 import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import {
+  LeaseLostError,
   SessionExistsError,
   SessionNodeConflictError,
   SessionNodeNotFoundError,
@@ -24,7 +26,7 @@ import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
 import type { ConsumeOnceStore } from "./consume-once";
 import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "../options/session-arguments";
-import { checkRunArguments, type RunLeaseStore, type RunRecord, type RunState } from "./run-leases";
+import { checkRunArguments, commitFences, type LeaseFence, type RunLeaseStore, type RunRecord, type RunState } from "./run-leases";
 
 interface MemoryRun {
   runId: string;
@@ -35,6 +37,7 @@ interface MemoryRun {
   leaseUntil: number | null;
   updatedAt: number;
   createdAt: number;
+  leaseEpoch: number;
 }
 
 /** The result of a commit that appended nothing new. */
@@ -150,36 +153,40 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
     checkRunArguments("InMemorySessionStore.registerRun", runId, leaseMs);
     this.session(sessionId);
     const now = Date.now();
-    this.runs.set(runId, { runId, sessionId, name, state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now, createdAt: now });
+    this.runs.set(runId, { runId, sessionId, name, state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now, createdAt: now, leaseEpoch: 1 });
   }
 
   /** One process holds this store, so a lease is free when nobody holds it or it expired. */
-  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
-    checkRunArguments("InMemorySessionStore.claimRun", runId, leaseMs, states);
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): boolean {
+    checkRunArguments("InMemorySessionStore.claimRun", runId, leaseMs, states, fromEpoch);
     this.assertOpen();
     const run = this.runs.get(runId);
     const now = Date.now();
     if (run === undefined || !states.includes(run.state)) return false;
     if (run.leaseUntil !== null && run.leaseUntil >= now) return false;
-    Object.assign(run, { state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now });
+    if (fromEpoch !== undefined && run.leaseEpoch !== fromEpoch) return false;
+    Object.assign(run, { state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now, leaseEpoch: run.leaseEpoch + 1 });
     return true;
   }
 
-  renewRun(runId: string, leaseMs: number): boolean {
-    checkRunArguments("InMemorySessionStore.renewRun", runId, leaseMs);
+  /** One process holds this store, so without `epoch` any caller renews; with it, only the holder of that epoch. */
+  renewRun(runId: string, leaseMs: number, epoch?: number): boolean {
+    checkRunArguments("InMemorySessionStore.renewRun", runId, leaseMs, undefined, epoch);
     this.assertOpen();
     const run = this.runs.get(runId);
     if (run === undefined || run.leaseUntil === null || run.state !== "running") return false;
+    if (epoch !== undefined && run.leaseEpoch !== epoch) return false;
     const now = Date.now();
     run.leaseUntil = now + leaseMs;
     run.updatedAt = now;
     return true;
   }
 
-  releaseRun(runId: string, state: RunState, reason: string | null): void {
-    checkRunArguments("InMemorySessionStore.releaseRun", runId, undefined, [state]);
+  releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): void {
+    checkRunArguments("InMemorySessionStore.releaseRun", runId, undefined, [state], epoch);
     this.assertOpen();
     const run = this.runs.get(runId);
+    if (epoch !== undefined) this.checkFence({ runId, epoch });
     if (run === undefined || run.leaseUntil === null) return;
     Object.assign(run, { state, reason, leaseUntil: null, updatedAt: Date.now() });
   }
@@ -257,9 +264,12 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
    * session, else with the next one, so `seq` never repeats whoever wrote
    * before. The same node appended again is ignored; another node under a
    * taken id is a {@link SessionNodeConflictError}, and nothing is applied.
+   * A fence whose run is at another lease epoch is a {@link LeaseLostError},
+   * and nothing is applied.
    */
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
+  commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult {
     const session = this.session(sessionId);
+    for (const fence of commitFences("InMemorySessionStore.commit", options)) this.checkFence(fence);
     // Checked before anything changes, so a conflict leaves the session as it was.
     let stored = 0;
     for (let index = 0; index < operations.length; index++) {
@@ -330,6 +340,12 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
     const session = this.sessions.get(id);
     if (session === undefined) throw new SessionNotFoundError(id, this.location);
     return session;
+  }
+
+  /** Throws a {@link LeaseLostError} unless the run's lease is still at the fence's epoch. */
+  private checkFence(fence: LeaseFence): void {
+    const current = this.runs.get(fence.runId)?.leaseEpoch ?? null;
+    if (current !== fence.epoch) throw new LeaseLostError(fence.runId, fence.epoch, current, this.location);
   }
 
   private assertOpen(): void {

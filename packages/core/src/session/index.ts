@@ -9,17 +9,25 @@ export type {
   SessionNodeUpdate,
   SessionWriteOperation,
   SessionCommitResult,
+  SessionCommitOptions,
 } from "./session-store-like";
 export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
 export { isRunLeaseStore } from "./run-leases";
-export type { RunLeaseStore, RunRecord, RunState } from "./run-leases";
+export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "./run-leases";
 export { isConsumeOnceStore } from "./consume-once";
 export type { ConsumeOnceStore } from "./consume-once";
 export type { SessionStoreOptions } from "./session-store";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";
-export type { SessionNodeInput, SessionNodeWriterOptions, SessionWriteBatching, SessionAppendOptions } from "./session-node-writer";
+export type {
+  SessionNodeInput,
+  SessionNodeWriterOptions,
+  SessionWriteBatching,
+  SessionAppendOptions,
+  SessionUpdateOptions,
+  SessionFlushOptions,
+} from "./session-node-writer";
 export { SESSION_COMMIT_FAILED_CHANNEL } from "./commit-failure";
 export type { SessionCommitFailure } from "./commit-failure";
 export { SessionGraph } from "./session-graph";
@@ -41,4 +49,5 @@ export {
   SessionStoreDirectoryError,
   SessionStoreDiskFullError,
   SessionNodeConflictError,
+  LeaseLostError,
 } from "./session-errors";

@@ -1,5 +1,6 @@
 import type { SessionWriteOperation } from "./session-store-like";
 import type { SessionNode } from "./session-node";
+import type { LeaseFence } from "./run-leases";
 
 /**
  * JSON text of a queued node's values, where the writer had to make it
@@ -25,6 +26,8 @@ export interface QueuedAppend {
   readonly id: string;
   node: SessionNode;
   json: NodeJson | undefined;
+  /** The run lease the node is written under (see `SessionAppendOptions.fence`). */
+  fence: LeaseFence | undefined;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { SessionCommitOptions } from "./session-store-like";
+
 /**
  * The state of a resumable run as its store keeps it:
  * - `running`: a worker owns it through a lease (or owned it and died:
@@ -33,6 +35,32 @@ export interface RunRecord {
   /** Epoch milliseconds of the run's last sign of life (start, lease renewal, release). */
   readonly updatedAt: number;
   readonly createdAt: number;
+  /**
+   * The epoch of the run's current (or last) lease: 1 once registered, one
+   * more with every successful claim. A write fenced with another epoch is
+   * refused ({@link LeaseFence}). Undefined from a store that keeps no
+   * epochs (one written before them): its runs' writes are not fenced.
+   */
+  readonly leaseEpoch?: number;
+}
+
+/**
+ * The lease a write of a resumable run is made under: the run and the
+ * epoch of the lease its worker holds. A store verifies it in the same
+ * transaction as the write and refuses the whole write with a
+ * {@link LeaseLostError} when the run's current epoch is another (the run
+ * was claimed since), so a worker that lost its lease cannot overwrite what
+ * the new holder wrote.
+ * @example
+ * ```ts
+ * store.commit("s1", [{ kind: "update", id: runId, fields: { output: "done" } }], { fences: [{ runId, epoch: 2 }] });
+ * ```
+ */
+export interface LeaseFence {
+  /** The run (its code node id). */
+  readonly runId: string;
+  /** The lease epoch the writer holds ({@link RunRecord.leaseEpoch} when it registered or claimed the run). */
+  readonly epoch: number;
 }
 
 /**
@@ -47,27 +75,47 @@ export interface RunRecord {
  * Postgres: a store whose connection ended). Claims are atomic: of several
  * workers claiming one free run, exactly one gets it.
  *
+ * Every lease has an epoch ({@link RunRecord.leaseEpoch}): 1 when the run
+ * is registered, one more with every claim. The holder's writes carry it —
+ * a commit's `fences` ({@link LeaseFence}), and the `epoch` argument of
+ * {@link renewRun} and {@link releaseRun} — and the store checks it in the
+ * same transaction as the write: a worker whose lease expired and was
+ * claimed by another cannot overwrite what the new holder wrote (its
+ * writes are refused with a {@link LeaseLostError}).
+ *
  * @example
  * ```ts
- * if (isRunLeaseStore(store) && store.claimRun(runId, ["running", "paused"], 30_000)) {
- *   // this store's process owns the run until it releases it
+ * const seen = store.getRun(runId)!;
+ * if (store.claimRun(runId, ["running", "paused"], 30_000, seen.leaseEpoch)) {
+ *   const fence = { runId, epoch: seen.leaseEpoch! + 1 }; // this store's process owns the run until it releases it
+ *   store.releaseRun(runId, "completed", null, fence.epoch);
  * }
  * ```
  */
 export interface RunLeaseStore {
-  /** Records a new run owned by this store, state `running`, leased for `leaseMs`. */
+  /** Records a new run owned by this store, state `running`, leased for `leaseMs`; its lease epoch is 1. */
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void;
   /**
    * Takes the run when its state is one of `states` and its lease is free
    * (see the interface doc); the run becomes `running`, owned by this store
-   * for `leaseMs`. False when another live worker holds it, or its state is
-   * not one of `states`.
+   * for `leaseMs`, and its lease epoch goes up by one. False when another
+   * live worker holds it, or its state is not one of `states`.
+   *
+   * `fromEpoch`: the epoch of the record the claimant looked at; the claim
+   * is then refused (false) when the run's epoch is another by now (someone
+   * claimed it meanwhile), so a claimant that gets it holds exactly
+   * `fromEpoch + 1`.
    */
-  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean;
-  /** Extends this store's lease; false when it no longer holds it. */
-  renewRun(runId: string, leaseMs: number): boolean;
-  /** Gives the lease up and records the run's new state (and why, as JSON text). */
-  releaseRun(runId: string, state: RunState, reason: string | null): void;
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): boolean;
+  /** Extends this store's lease; false when it no longer holds it (or, given `epoch`, when the run's lease epoch is another). */
+  renewRun(runId: string, leaseMs: number, epoch?: number): boolean;
+  /**
+   * Gives the lease up and records the run's new state (and why, as JSON
+   * text). Given `epoch`, checked in the same transaction: a run whose
+   * lease epoch is another is left as it is, and the call throws a
+   * {@link LeaseLostError}.
+   */
+  releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): void;
   /** The run, or undefined. */
   getRun(runId: string): RunRecord | undefined;
   /** Every run of the store, oldest first (`states` narrows them). */
@@ -86,7 +134,7 @@ export function isRunLeaseStore(store: object): store is RunLeaseStore {
   return typeof candidate.claimRun === "function" && typeof candidate.registerRun === "function" && typeof candidate.listRuns === "function";
 }
 
-/** A run row as the SQL stores return it: `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt, createdAt]`. @internal */
+/** A run row as the SQL stores return it: `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt, createdAt, leaseEpoch?]`. @internal */
 export type RunRow = readonly unknown[];
 
 /** @internal */
@@ -101,13 +149,18 @@ export function runFromRow(row: RunRow): RunRecord {
     leaseUntil: row[6] === null || row[6] === undefined ? null : Number(row[6]),
     updatedAt: Number(row[7]),
     createdAt: Number(row[8]),
+    // A store written before epochs returns nine columns: its runs carry none.
+    ...(row[9] === null || row[9] === undefined ? {} : { leaseEpoch: Number(row[9]) }),
   };
 }
 
 const RUN_STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error", "completed"];
 
-/** Argument checks every store applies to the run-lease methods. @internal */
-export function checkRunArguments(where: string, runId: unknown, leaseMs?: unknown, states?: unknown): void {
+/** Argument checks every store applies to the run-lease methods (`epoch`: a lease epoch, when given). @internal */
+export function checkRunArguments(where: string, runId: unknown, leaseMs?: unknown, states?: unknown, epoch?: unknown): void {
+  if (epoch !== undefined && !(typeof epoch === "number" && Number.isSafeInteger(epoch) && epoch >= 1)) {
+    throw new TypeError(`${where}: a lease epoch must be a positive integer (RunRecord.leaseEpoch), got ${JSON.stringify(epoch)}`);
+  }
   if (typeof runId !== "string" || runId.length === 0) throw new TypeError(`${where}: runId must be a non-empty string, got ${JSON.stringify(runId)}`);
   if (leaseMs !== undefined && !(typeof leaseMs === "number" && Number.isFinite(leaseMs) && leaseMs > 0)) {
     throw new TypeError(`${where}: leaseMs must be a positive number of milliseconds, got ${JSON.stringify(leaseMs)}`);
@@ -118,3 +171,24 @@ export function checkRunArguments(where: string, runId: unknown, leaseMs?: unkno
     }
   }
 }
+
+/**
+ * The fences of a commit's options, checked as every store checks them;
+ * empty when the commit is not fenced.
+ * @internal
+ */
+export function commitFences(where: string, options: SessionCommitOptions | undefined): readonly LeaseFence[] {
+  if (options === undefined) return NO_FENCES;
+  if (typeof options !== "object" || options === null) throw new TypeError(`${where}: options must be an object, got ${JSON.stringify(options)}`);
+  const fences = options.fences;
+  if (fences === undefined) return NO_FENCES;
+  if (!Array.isArray(fences)) throw new TypeError(`${where}: options.fences must be an array of { runId, epoch }, got ${JSON.stringify(fences)}`);
+  for (const fence of fences as readonly LeaseFence[]) {
+    if (typeof fence !== "object" || fence === null) throw new TypeError(`${where}: options.fences must hold { runId, epoch } objects, got ${JSON.stringify(fence)}`);
+    checkRunArguments(`${where} (options.fences)`, fence.runId, undefined, undefined, fence.epoch);
+    if (fence.epoch === undefined) throw new TypeError(`${where}: options.fences: the fence of run '${fence.runId}' has no epoch`);
+  }
+  return fences;
+}
+
+const NO_FENCES: readonly LeaseFence[] = Object.freeze([]);

@@ -361,6 +361,51 @@ export class SessionNodeConflictError extends SessionStoreError {
   }
 }
 
+/**
+ * A write of a resumable run was made under a lease this worker no longer
+ * holds: the run's lease moved on to another epoch (another worker claimed
+ * the run after this worker's lease expired, say while its event loop was
+ * blocked). The store checked the epoch in the same transaction as the
+ * write and refused the whole write: nothing of it was stored, and what the
+ * run's current holder wrote stands. Stop this attempt; do not retry the
+ * write. The holder finishes the run (`store.getRun(runId)` shows it).
+ *
+ * @example
+ * ```ts
+ * try { await pipeline.process(url); } catch (error) {
+ *   if (LeaseLostError.isInstance(error)) console.warn(`run ${error.runId} went on in another worker (epoch ${error.currentEpoch})`);
+ * }
+ * ```
+ */
+export class LeaseLostError extends SessionStoreError {
+  static {
+    this.defineErrorName("LeaseLostError");
+  }
+
+  /** The run whose write was refused. */
+  readonly runId: string;
+  /** The lease epoch the refused write was made under (the one this worker holds). */
+  readonly heldEpoch: number;
+  /** The run's lease epoch in the store when the write was refused; null when the store holds no such run (deleted with its session). */
+  readonly currentEpoch: number | null;
+
+  constructor(runId: string, heldEpoch: number, currentEpoch: number | null, location: string) {
+    const now =
+      currentEpoch === null
+        ? `session store '${location}' holds no run '${runId}' any more (deleted with its session?)`
+        : `run '${runId}' is at lease epoch ${currentEpoch} in session store '${location}' (another worker claimed it after this worker's lease expired)`;
+    super(
+      `This worker lost the lease of run '${runId}': it wrote under lease epoch ${heldEpoch}, but ${now}. ` +
+        `Nothing of this write was stored: stop this attempt and leave the run to its current holder (store.getRun('${runId}')); ` +
+        `if steps outlive their lease, raise resumable.leaseMs above the longest synchronous stretch of a step.`,
+      location,
+    );
+    this.runId = runId;
+    this.heldEpoch = heldEpoch;
+    this.currentEpoch = currentEpoch;
+  }
+}
+
 function userName(): string {
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   try {

@@ -1,7 +1,8 @@
 import type { SessionNode, SessionNodeRole } from "./session-node";
 import type { SessionCommitResult, SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
-import { SessionNodeConflictError, SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
+import { LeaseLostError, SessionNodeConflictError, SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
+import type { LeaseFence } from "./run-leases";
 import { pendingEntry, registerSharedWriter, sharedWriter, type PendingEntry } from "./writer-registry";
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
 import { applyUpdate, mergeUpdate, withSeq } from "./node-update";
@@ -87,6 +88,44 @@ export interface SessionAppendOptions {
    * @default false
    */
   owned?: boolean;
+  /**
+   * The run lease the node is written under: every commit that holds it
+   * carries the fence, and the store refuses the commit when the run's
+   * lease has moved to another epoch. The writer then drops the
+   * operations of that lease (they are never stored) and commits the
+   * rest; `flush({ fence })` throws the {@link LeaseLostError}. Resumable
+   * runs fence their step and run nodes this way.
+   * @default none
+   */
+  fence?: LeaseFence;
+}
+
+/**
+ * Options of {@link SessionNodeWriter.update}.
+ * @example
+ * ```ts
+ * writer.update(stepId, { output: result, metadata: { status: "completed" } }, { fence: { runId, epoch } });
+ * ```
+ */
+export interface SessionUpdateOptions {
+  /** The run lease the update is made under (see {@link SessionAppendOptions.fence}). @default none */
+  fence?: LeaseFence;
+}
+
+/**
+ * Options of {@link SessionNodeWriter.flush}.
+ * @example
+ * ```ts
+ * writer.flush({ fence: { runId, epoch } }); // throws LeaseLostError when a write under that lease was refused
+ * ```
+ */
+export interface SessionFlushOptions {
+  /**
+   * Also throw the {@link LeaseLostError} when a write made under this
+   * fence was refused, by this commit or an earlier one.
+   * @default none
+   */
+  fence?: LeaseFence;
 }
 
 /**
@@ -161,6 +200,8 @@ export class SessionNodeWriter {
   private windowLimit = WINDOW_NODES;
   /** How many turns back {@link live} was read (it holds those and every turn written since). */
   private windowTurns = Infinity;
+  /** The refusal of each run lease a commit was refused for, by run id: writes under it are dropped. */
+  private lost: Map<string, LeaseLostError> | undefined;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
@@ -216,7 +257,8 @@ export class SessionNodeWriter {
     const knownSeq = this.seqOf(id);
     const seq = knownSeq ?? node.seq ?? this.nextSeq;
     // Made first: it keeps the JSON text a snapshot makes, for a store that writes text.
-    const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined };
+    const fence = options?.fence;
+    const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined, fence };
     let stored: SessionNode;
     if (options?.owned === true) {
       // Handed over: plain JSON data nobody mutates later. Kept as is; stores serialise on commit.
@@ -247,6 +289,8 @@ export class SessionNodeWriter {
       };
     }
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
+    // Under a lease already refused: never stored, so never queued.
+    if (fence !== undefined && this.refusal(fence) !== undefined) return stored;
     if (seq >= this.nextSeq) this.nextSeq = seq + 1;
     if (stored.caller === null) this.pendingHead = id;
     this.live?.add(stored);
@@ -259,10 +303,12 @@ export class SessionNodeWriter {
    * Queues an update: `metadata` is merged shallowly (a key set to
    * `undefined` is removed), other given fields replace the stored ones.
    * Throws {@link SessionNodeNotFoundError} when the node is neither queued
-   * nor stored.
+   * nor stored. An update under a lease already refused is dropped.
    */
-  update(id: string, fields: SessionNodeUpdate): void {
+  update(id: string, fields: SessionNodeUpdate, options?: SessionUpdateOptions): void {
     checkNodeId("SessionNodeWriter.update", id);
+    const fence = options?.fence;
+    if (fence !== undefined && this.refusal(fence) !== undefined) return;
     const changes: SessionNodeUpdate = {};
     if (fields.name !== undefined) changes.name = fields.name;
     if ("input" in fields) changes.input = snapshotValue(fields.input, id, "input");
@@ -278,27 +324,34 @@ export class SessionNodeWriter {
     if (operation?.kind === "append") {
       operation.node = folded!;
       if (operation.json !== undefined) dropReplacedText(operation.json, changes);
+      if (fence !== undefined) operation.fence = fence;
       this.schedule();
       return;
     }
     if (operation !== undefined) {
       operation.fields = mergeUpdate(operation.fields, changes);
+      if (fence !== undefined) operation.fence = fence;
       this.schedule();
       return;
     }
     if (live === undefined && !this.store.hasNode(this.sessionId, id)) {
       throw new SessionNodeNotFoundError(this.sessionId, id, this.store.location);
     }
-    this.enqueue({ kind: "update", id, fields: changes });
+    this.enqueue({ kind: "update", id, fields: changes, fence });
   }
 
   /**
    * Commits everything this writer holds, now: the operations kept from a
    * failed commit, then the queue. Throws the storage error when anything
-   * stays uncommitted (it is kept, and a later flush retries it).
+   * stays uncommitted (it is kept, and a later flush retries it). With
+   * `fence`, first throws the {@link LeaseLostError} when a write under that
+   * run lease was refused (now or by an earlier commit): those writes were
+   * dropped, never stored.
    */
-  flush(): void {
+  flush(options?: SessionFlushOptions): void {
     this.commitPending();
+    const refused = options?.fence === undefined ? undefined : this.refusal(options.fence);
+    if (refused !== undefined) throw refused;
     if (this.kept !== undefined) throw this.kept.error;
   }
 
@@ -567,16 +620,24 @@ export class SessionNodeWriter {
   }
 
   /**
-   * Commits `operations`. An append whose id the store already holds (a
-   * node appended again, from this writer or another process) is dropped
-   * and the rest committed: the first version stays, as `append` promises.
-   * Removes the dropped appends from `operations`, in place.
+   * Commits `operations`, with the fences of those written under a run
+   * lease. An append whose id the store already holds (a node appended
+   * again, from this writer or another process) is dropped and the rest
+   * committed: the first version stays, as `append` promises. A refused
+   * lease drops every operation written under it, and the rest is
+   * committed. Removes the dropped operations from `operations`, in place.
    */
   private commitToStore(operations: QueuedOperation[]): SessionCommitResult {
     for (;;) {
       try {
-        return this.store.commit(this.sessionId, operations);
+        const fences = fencesOf(operations);
+        return fences === undefined ? this.store.commit(this.sessionId, operations) : this.store.commit(this.sessionId, operations, { fences });
       } catch (error) {
+        if (LeaseLostError.isInstance(error)) {
+          if (!this.dropRefused(operations, error)) throw error;
+          if (operations.length === 0) return { seqs: new Map() };
+          continue;
+        }
         const taken = SessionNodeConflictError.isInstance(error) ? error.nodeId : undefined;
         const index = taken === undefined ? -1 : operations.findIndex((operation) => operation.kind === "append" && operation.id === taken);
         if (index < 0) throw error;
@@ -587,6 +648,40 @@ export class SessionNodeWriter {
         if (operations.length === 0) return { seqs: new Map() };
       }
     }
+  }
+
+  /** The refusal of `fence`'s lease, when a commit was refused for it. */
+  private refusal(fence: LeaseFence): LeaseLostError | undefined {
+    const refused = this.lost?.get(fence.runId);
+    return refused !== undefined && refused.heldEpoch === fence.epoch ? refused : undefined;
+  }
+
+  /**
+   * Drops, from `operations` and from the kept ones, every operation
+   * written under the refused lease, and remembers the refusal (later
+   * writes under it are dropped when made). False when none was found.
+   */
+  private dropRefused(operations: QueuedOperation[], refused: LeaseLostError): boolean {
+    const head = this.pendingHead;
+    let droppedHead = false;
+    const under = (operation: QueuedOperation): boolean => {
+      const dropped = operation.fence?.runId === refused.runId && operation.fence.epoch === refused.heldEpoch;
+      if (dropped && operation.id === head) droppedHead = true;
+      return dropped;
+    };
+    const before = operations.length;
+    removeWhere(operations, under);
+    if (operations.length === before) return false;
+    (this.lost ??= new Map()).set(refused.runId, refused);
+    const kept = this.kept;
+    if (kept !== undefined) {
+      for (const operation of kept.operations) if (under(operation)) kept.index.delete(operation.id);
+      removeWhere(kept.operations, under);
+    }
+    if (droppedHead) this.pendingHead = undefined;
+    // The window holds the refused versions: read it again, with the stored ones.
+    this.live = undefined;
+    return true;
   }
 
   /**
@@ -730,6 +825,27 @@ interface QueuedUpdate {
   readonly kind: "update";
   readonly id: string;
   fields: SessionNodeUpdate;
+  /** The run lease the update is made under (see {@link SessionUpdateOptions.fence}). */
+  fence: LeaseFence | undefined;
+}
+
+/** The distinct fences of `operations`, or undefined when none is fenced (most commits: no array is made). */
+function fencesOf(operations: readonly QueuedOperation[]): LeaseFence[] | undefined {
+  let fences: LeaseFence[] | undefined;
+  for (const operation of operations) {
+    const fence = operation.fence;
+    if (fence === undefined) continue;
+    if (fences === undefined) fences = [fence];
+    else if (!fences.some((known) => known.runId === fence.runId && known.epoch === fence.epoch)) fences.push(fence);
+  }
+  return fences;
+}
+
+/** Removes, in place and in order, the items `test` picks. */
+function removeWhere<T>(items: T[], test: (item: T) => boolean): void {
+  let kept = 0;
+  for (const item of items) if (!test(item)) items[kept++] = item;
+  items.length = kept;
 }
 
 /** What the writer queues: the store sees these as {@link SessionWriteOperation}s. */

@@ -76,6 +76,30 @@ export const SESSION_MIGRATIONS: readonly { version: number; name: string; sql: 
       CREATE INDEX rein_runs_by_session ON rein_runs (session_id);
     `,
   },
+  {
+    version: 4,
+    name: "lease epochs",
+    // Every register and claim of a run counts one more epoch; a write of the
+    // run carries the epoch its worker holds and is refused under another.
+    // Runs of older files start at 1.
+    sql: `
+      ALTER TABLE rein_runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
+  {
+    version: 5,
+    name: "consumed keys",
+    // Things that happen once across every process on the store (a paused
+    // turn's continuation is resumed once): the insert is the check.
+    sql: `
+      CREATE TABLE rein_consumed (
+        key TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        consumed_at INTEGER NOT NULL
+      );
+      CREATE INDEX rein_consumed_by_session ON rein_consumed (session_id);
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path";
 import {
   ForeignDatabaseError,
+  LeaseLostError,
   SessionExistsError,
   SessionNodeConflictError,
   SessionNodeNotFoundError,
@@ -77,6 +78,8 @@ export function storeFault(error: unknown, location: string, attemptMs: number):
       return new SessionNodeConflictError(String(data["sessionId"]), String(data["nodeId"]), location);
     case "closed":
       return new SessionStoreClosedError(location);
+    case "lease-lost":
+      return new LeaseLostError(String(data["runId"]), Number(data["heldEpoch"]), data["currentEpoch"] === null ? null : Number(data["currentEpoch"]), location);
   }
   return sqliteFault(failure, error, location, attemptMs);
 }

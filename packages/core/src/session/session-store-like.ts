@@ -1,5 +1,6 @@
 import type { SessionNode } from "./session-node";
 import type { ReadAncestryOptions } from "./ancestry";
+import type { LeaseFence } from "./run-leases";
 
 /**
  * Options of {@link SessionStoreLike.createSession}.
@@ -102,6 +103,25 @@ export type SessionWriteOperation =
   | { readonly kind: "update"; readonly id: string; readonly fields: SessionNodeUpdate };
 
 /**
+ * Options of {@link SessionStoreLike.commit}.
+ * @example
+ * ```ts
+ * store.commit("s1", operations, { fences: [{ runId: "r1", epoch: 2 }] });
+ * ```
+ */
+export interface SessionCommitOptions {
+  /**
+   * The run leases the commit is made under: the store checks, in the
+   * commit's transaction, that each run's lease epoch is still the one
+   * given, and otherwise refuses the whole commit with a
+   * {@link LeaseLostError} (nothing of it is stored). A run the store does
+   * not hold refuses it too.
+   * @default none: the commit is not fenced
+   */
+  fences?: readonly LeaseFence[];
+}
+
+/**
  * What a {@link SessionStoreLike.commit} did.
  * @example
  * ```ts
@@ -167,8 +187,11 @@ export interface SessionStoreLike {
    * appended node is allocated INSIDE the write transaction (the `seq` a
    * writer proposes is only a hint), so writers in several processes never
    * give two nodes one `seq`; the result says which `seq` each node got.
+   * With `options.fences`, the commit is refused whole
+   * ({@link LeaseLostError}) unless every fenced run's lease epoch is still
+   * the one given, checked in the same transaction.
    */
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult;
+  commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult;
   /** Commits the pending batches of every writer on this store. */
   flush(): void;
   /**

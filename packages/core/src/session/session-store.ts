@@ -6,6 +6,7 @@ import type { SessionNode } from "./session-node";
 import type {
   ExportGraphOptions,
   SessionBranch,
+  SessionCommitOptions,
   SessionCommitResult,
   SessionCreateOptions,
   SessionInfo,
@@ -13,12 +14,13 @@ import type {
   SessionWriteOperation,
 } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
+import type { ConsumeOnceStore } from "./consume-once";
 import type { ReadAncestryOptions } from "./ancestry";
 import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
-import { checkRunArguments, runFromRow, type RunLeaseStore, type RunRecord, type RunRow, type RunState } from "./run-leases";
+import { checkRunArguments, commitFences, runFromRow, type LeaseFence, type RunLeaseStore, type RunRecord, type RunRow, type RunState } from "./run-leases";
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { installShutdownFlush } from "./shutdown-flush";
 import { SqliteConnection } from "./sqlite-connection";
@@ -65,6 +67,11 @@ export interface SessionStoreOptions {
    * @default 5000
    */
   busyTimeoutMs?: number;
+}
+
+/** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. */
+function encodeFences(fences: readonly LeaseFence[]): (readonly [string, number])[] | null {
+  return fences.length === 0 ? null : fences.map((fence) => [fence.runId, fence.epoch] as const);
 }
 
 /** The longest a synchronous call waits for another connection's write lock, in ms. */
@@ -121,7 +128,7 @@ const LOCK_PAUSE = new Int32Array(new SharedArrayBuffer(4));
  * store.close();
  * ```
  */
-export class SessionStore implements SessionStoreLike, RunLeaseStore {
+export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnceStore {
   /** Absolute path of the database file, or `":memory:"`. */
   readonly location: string;
   /** How long {@link commitWithRetry} retries a locked database, in ms. */
@@ -255,12 +262,15 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
    * the `seq` each new node was stored with (allocated inside the
    * transaction). Waits at most one short attempt for the write lock, then
    * throws {@link SessionStoreBusyError}; use {@link commitWithRetry} to wait
-   * longer without blocking.
+   * longer without blocking. The fences (`options.fences`) are checked in
+   * the same transaction: a run at another lease epoch refuses the whole
+   * commit with a {@link LeaseLostError}.
    */
-  commit(sessionId: string, operations: readonly SessionWriteOperation[]): SessionCommitResult {
+  commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult {
     checkSessionId("SessionStore.commit", sessionId);
+    const fences = commitFences("SessionStore.commit", options);
     if (operations.length === 0) return { seqs: new Map() };
-    return this.committed(sessionId, this.call("commit", sessionId, operations.map(encodeOperation)) as CommitReply);
+    return this.committed(sessionId, this.call("commit", sessionId, operations.map(encodeOperation), encodeFences(fences)) as CommitReply);
   }
 
   /**
@@ -277,8 +287,9 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
    * const { seqs } = await store.commitWithRetry("s1", operations);
    * ```
    */
-  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[]): Promise<SessionCommitResult> {
+  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): Promise<SessionCommitResult> {
     checkSessionId("SessionStore.commitWithRetry", sessionId);
+    const fences = encodeFences(commitFences("SessionStore.commitWithRetry", options));
     this.assertOpen();
     if (operations.length === 0) return { seqs: new Map() };
     const encoded = operations.map(encodeOperation);
@@ -286,7 +297,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
     for (let attempt = 0; ; attempt++) {
       this.assertOpen();
       try {
-        return this.committed(sessionId, (await this.connection.callAsync("commit", sessionId, encoded)) as CommitReply);
+        return this.committed(sessionId, (await this.connection.callAsync("commit", sessionId, encoded, fences)) as CommitReply);
       } catch (error) {
         const fault = this.fault(error);
         const waited = Date.now() - started;
@@ -303,6 +314,13 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
     flushPendingWriters(this);
   }
 
+  /** See {@link ConsumeOnceStore.consumeOnce}: one write transaction (waits through another connection's lock like any write). */
+  consumeOnce(sessionId: string, key: string): boolean {
+    checkSessionId("SessionStore.consumeOnce", sessionId);
+    if (typeof key !== "string" || key === "") throw new TypeError("SessionStore.consumeOnce(sessionId, key): key must be a non-empty string");
+    return this.callThroughLocks(() => this.call("consumeOnce", sessionId, key, Date.now())) as boolean;
+  }
+
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
     checkRunArguments("SessionStore.registerRun", runId, leaseMs);
     checkSessionId("SessionStore.registerRun", sessionId);
@@ -310,19 +328,19 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore {
   }
 
   /** See {@link RunLeaseStore.claimRun}: a holder that is a dead process of this host frees the lease at once. */
-  claimRun(runId: string, states: readonly RunState[], leaseMs: number): boolean {
-    checkRunArguments("SessionStore.claimRun", runId, leaseMs, states);
-    return this.callThroughLocks(() => this.call("claimRun", runId, states, leaseMs, Date.now(), [...openStores])) as boolean;
+  claimRun(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): boolean {
+    checkRunArguments("SessionStore.claimRun", runId, leaseMs, states, fromEpoch);
+    return this.callThroughLocks(() => this.call("claimRun", runId, states, leaseMs, Date.now(), [...openStores], fromEpoch ?? null)) as boolean;
   }
 
-  renewRun(runId: string, leaseMs: number): boolean {
-    checkRunArguments("SessionStore.renewRun", runId, leaseMs);
-    return this.call("renewRun", runId, leaseMs, Date.now()) as boolean;
+  renewRun(runId: string, leaseMs: number, epoch?: number): boolean {
+    checkRunArguments("SessionStore.renewRun", runId, leaseMs, undefined, epoch);
+    return this.call("renewRun", runId, leaseMs, Date.now(), epoch ?? null) as boolean;
   }
 
-  releaseRun(runId: string, state: RunState, reason: string | null): void {
-    checkRunArguments("SessionStore.releaseRun", runId, undefined, [state]);
-    this.callThroughLocks(() => this.call("releaseRun", runId, state, reason, Date.now()));
+  releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): void {
+    checkRunArguments("SessionStore.releaseRun", runId, undefined, [state], epoch);
+    this.callThroughLocks(() => this.call("releaseRun", runId, state, reason, Date.now(), epoch ?? null));
   }
 
   /**

@@ -315,10 +315,16 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
    * right after this commit when no other connection committed in between
    * (the change counter moved by exactly one), else null.
    */
-  function commit(sessionId: string, operations: readonly EncodedOperation[]): [[string, number][], string | null, string | null] {
+  function commit(
+    sessionId: string,
+    operations: readonly EncodedOperation[],
+    fences: readonly (readonly [string, number])[] | null = null,
+  ): [[string, number][], string | null, string | null] {
     let counter = -1;
     let head: string | null = null;
     const seqs = write(() => {
+      // Checked inside the write lock: no claim can move an epoch before this commit ends.
+      if (fences !== null) for (const [runId, epoch] of fences) checkFence(runId, epoch);
       const session = row("SELECT head_id, last_seq FROM rein_sessions WHERE id = ?", sessionId);
       if (session === undefined) throw new Fault("session-not-found", "no session", { sessionId });
       let headId = session[0] as string | null;
@@ -400,6 +406,15 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
     return [seqs, head, stamp !== null && header.readUInt32LE(8) === ((counter + 1) >>> 0) ? stamp : null];
   }
 
+  /** Throws the lease-lost fault unless the run's lease is at `epoch`; call with the write lock held. */
+  function checkFence(runId: string, epoch: number): void {
+    const found = row("SELECT lease_epoch FROM rein_runs WHERE run_id = ?", runId);
+    const current = found === undefined ? null : Number(found[0]);
+    if (current !== epoch) throw new Fault("lease-lost", "lease lost", { runId, heldEpoch: epoch, currentEpoch: current });
+  }
+
+  const RUN_COLUMNS = "run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at, lease_epoch";
+
   const operations: Record<string, (...args: never[]) => unknown> = {
     open,
     createSession(id: string, agentId: string | null, title: string | null, now: number): Row {
@@ -418,6 +433,14 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
         if (run("DELETE FROM rein_sessions WHERE id = ?", id) === 0) throw new Fault("session-not-found", "no session", { sessionId: id });
         run("DELETE FROM rein_nodes WHERE session_id = ?", id);
         run("DELETE FROM rein_runs WHERE session_id = ?", id);
+        run("DELETE FROM rein_consumed WHERE session_id = ?", id);
+      });
+    },
+    /** The insert is the check: of several processes consuming one key, the primary key lets exactly one in. */
+    consumeOnce(sessionId: string, key: string, now: number): boolean {
+      return write(() => {
+        assertSession(sessionId);
+        return run("INSERT INTO rein_consumed (key, session_id, consumed_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING", key, sessionId, now) === 1;
       });
     },
     /** `[headId, stamp]`: the stamp is read first, so the head is at least as new as it. */
@@ -509,10 +532,11 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
      * or this pid under a store id not open in this process: an earlier
      * process that had the same pid, as after a container restart).
      */
-    claimRun(runId: string, states: readonly string[], leaseMs: number, now: number, openHere: readonly string[] = []): boolean {
+    claimRun(runId: string, states: readonly string[], leaseMs: number, now: number, openHere: readonly string[] = [], fromEpoch: number | null = null): boolean {
       return write(() => {
-        const found = row("SELECT state, owner_host, owner_pid, owner_store, lease_until FROM rein_runs WHERE run_id = ?", runId);
+        const found = row("SELECT state, owner_host, owner_pid, owner_store, lease_until, lease_epoch FROM rein_runs WHERE run_id = ?", runId);
         if (found === undefined || !states.includes(String(found[0]))) return false;
+        if (fromEpoch !== null && Number(found[5]) !== fromEpoch) return false;
         const [, host, pid, store, until] = found;
         const free =
           store === null ||
@@ -523,36 +547,45 @@ export function sqliteSessionOperations(load: (id: string) => unknown, data: Sql
           (host === data.ownerHost && Number(pid) === data.ownerPid && !openHere.includes(String(store)));
         if (!free) return false;
         run(
-          "UPDATE rein_runs SET state = 'running', reason = NULL, owner_host = ?, owner_pid = ?, owner_store = ?, lease_until = ?, updated_at = ? WHERE run_id = ?",
+          "UPDATE rein_runs SET state = 'running', reason = NULL, owner_host = ?, owner_pid = ?, owner_store = ?, lease_until = ?, updated_at = ?, " +
+            "lease_epoch = lease_epoch + 1 WHERE run_id = ?",
           data.ownerHost, data.ownerPid, data.ownerStore, now + leaseMs, now, runId,
         );
         return true;
       });
     },
-    renewRun: (runId: string, leaseMs: number, now: number): boolean =>
+    renewRun: (runId: string, leaseMs: number, now: number, epoch: number | null = null): boolean =>
       write(
         () =>
-          run("UPDATE rein_runs SET lease_until = ?, updated_at = ? WHERE run_id = ? AND owner_store = ? AND state = 'running'", now + leaseMs, now, runId, data.ownerStore) === 1,
+          run(
+            "UPDATE rein_runs SET lease_until = ?, updated_at = ? WHERE run_id = ? AND owner_store = ? AND state = 'running' AND (? IS NULL OR lease_epoch = ?)",
+            now + leaseMs,
+            now,
+            runId,
+            data.ownerStore,
+            epoch,
+            epoch,
+          ) === 1,
       ),
-    releaseRun(runId: string, state: string, reason: string | null, now: number): void {
-      write(() =>
+    releaseRun(runId: string, state: string, reason: string | null, now: number, epoch: number | null = null): void {
+      write(() => {
+        if (epoch !== null) checkFence(runId, epoch);
         run(
           "UPDATE rein_runs SET state = ?, reason = ?, owner_host = NULL, owner_pid = NULL, owner_store = NULL, lease_until = NULL, updated_at = ? " +
             "WHERE run_id = ? AND owner_store = ?",
           state, reason, now, runId, data.ownerStore,
-        ),
-      );
+        );
+      });
     },
-    getRun: (runId: string): Row | undefined =>
-      row("SELECT run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at FROM rein_runs WHERE run_id = ?", runId),
+    getRun: (runId: string): Row | undefined => row(`SELECT ${RUN_COLUMNS} FROM rein_runs WHERE run_id = ?`, runId),
     // Filtered in SQL (the (state, created_at) index): completed runs pile up and are not read for nothing.
     listRuns: (states: readonly string[] | null): Row[] =>
       states === null
-        ? rows("SELECT run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at FROM rein_runs ORDER BY created_at, run_id")
+        ? rows(`SELECT ${RUN_COLUMNS} FROM rein_runs ORDER BY created_at, run_id`)
         : states.length === 0
           ? []
           : rows(
-              "SELECT run_id, session_id, name, state, reason, owner_store IS NOT NULL, lease_until, updated_at, created_at FROM rein_runs " +
+              `SELECT ${RUN_COLUMNS} FROM rein_runs ` +
                 `WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY created_at, run_id`,
               ...states,
             ),

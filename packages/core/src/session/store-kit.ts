@@ -1,7 +1,7 @@
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { renderSessionGraph } from "./export-graph";
 import { ancestryIn } from "./ancestry";
-import { checkRunArguments, runFromRow } from "./run-leases";
+import { checkRunArguments, commitFences, runFromRow } from "./run-leases";
 import {
   checkCreateSessionArguments,
   checkNodeId,
@@ -25,7 +25,10 @@ import {
  *   same `TypeError` whichever store is used;
  * - for a {@link RunLeaseStore}: `runFromRow` (a run row
  *   `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt,
- *   createdAt]` as a {@link RunRecord}) and `checkRunArguments`.
+ *   createdAt, leaseEpoch]` as a {@link RunRecord}) and `checkRunArguments`;
+ * - for a fenced commit: `commitFences(where, options)`, the checked
+ *   `options.fences` of a commit (the store then refuses the commit with a
+ *   `LeaseLostError` when a fenced run's lease epoch is another).
  *
  * @example
  * ```ts
@@ -51,4 +54,5 @@ export const sessionStoreKit = Object.freeze({
   readAncestryOptionsSchema,
   runFromRow,
   checkRunArguments,
+  commitFences,
 });

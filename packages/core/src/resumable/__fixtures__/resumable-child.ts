@@ -1,8 +1,22 @@
 // A worker process for the resumable-run crash tests: starts a run and stops
 // at a chosen point (the test SIGKILLs it there), or resumes interrupted runs.
 // Every step function appends its name to the calls file when it is called.
+// "lease-a" / "lease-b": two workers of one run — A stalls inside a step past
+// its lease, B resumes the run and finishes it.
 import { appendFileSync } from "node:fs";
-import { Agent, Context, Runtime, ScriptedProvider, SessionStore, parallel, resumeInterrupted, resumeRun, step, workflow } from "@rein/core";
+import {
+  Agent,
+  Context,
+  RunNotResumableError,
+  Runtime,
+  ScriptedProvider,
+  SessionStore,
+  parallel,
+  resumeInterrupted,
+  resumeRun,
+  step,
+  workflow,
+} from "@rein/core";
 
 const [mode, path, callsFile, stopAt = ""] = process.argv.slice(2) as [string, string, string, string?];
 
@@ -22,6 +36,23 @@ function words(page: string): string[] {
   return page.replace(/<[^>]+>/g, " ").trim().split(/\s+/);
 }
 
+let store: SessionStore;
+const sleepSync = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+// The "work" step of handOver. Worker A's event loop blocks inside it (nothing renews its lease) until
+// another worker has finished the run; then it returns its own result, too late.
+async function work(text: string): Promise<string> {
+  called(`work ${mode}`);
+  if (mode !== "lease-a") return `B's work on ${text}`;
+  const runId = store.listRuns().at(-1)!.runId;
+  const deadline = Date.now() + 50_000;
+  while (store.getRun(runId)!.state !== "completed") {
+    if (Date.now() > deadline) throw new Error(`no other worker finished run ${runId}`);
+    sleepSync(10);
+  }
+  return `A's work on ${text}`;
+}
+
 let blocked = 0;
 async function score(list: string[]): Promise<number> {
   called("score");
@@ -37,6 +68,7 @@ class Pipeline extends Agent {
     fan: { resumable: true },
     charge: { resumable: true },
     review: { resumable: true },
+    handOver: { resumable: { leaseMs: 300 } },
     publish: {
       tool: true,
       requiresApproval: true,
@@ -69,6 +101,11 @@ class Pipeline extends Agent {
     return step("notify", async (text: string) => (called("notify"), `sent: ${text}`), receipt);
   }
 
+  async handOver(doc: string): Promise<string> {
+    const fetched = await step("fetch", async (d: string) => (called("fetch"), `fetched ${d}`), doc);
+    return step("work", work, fetched);
+  }
+
   async process(url: string): Promise<{ words: string[]; score: number; label: string }> {
     const page = await step("fetch", fetchPage, url);
     const list = step("words", words, page);
@@ -98,7 +135,7 @@ class Pipeline extends Agent {
 }
 
 async function main(): Promise<void> {
-  const store = new SessionStore({ path });
+  store = new SessionStore({ path });
   if (!store.hasSession("s")) store.createSession("s");
   // A person who never answers while the review waits (the test kills the process then); one who approves on resume.
   const approveToolCall = mode === "review" ? () => forever("awaiting approval") : () => true;
@@ -113,6 +150,27 @@ async function main(): Promise<void> {
     await new Promise<never>(() => setInterval(() => undefined, 60_000));
   } else if (mode === "resume-run") {
     console.log(`result ${JSON.stringify(await resumeRun(stopAt))}`);
+  } else if (mode === "lease-a") {
+    const running = pipeline.handOver("report");
+    console.log(`run ${store.listRuns().at(-1)!.runId}`);
+    const outcome = await running.then(
+      (result) => ({ result }),
+      (error: { name?: string; kind?: string; cause?: Record<string, unknown> }) => ({
+        error: { name: error.name, kind: error.kind, cause: error.cause && { name: error.cause["name"], runId: error.cause["runId"], heldEpoch: error.cause["heldEpoch"], currentEpoch: error.cause["currentEpoch"] } },
+      }),
+    );
+    console.log(`outcome ${JSON.stringify(outcome)}`);
+  } else if (mode === "lease-b") {
+    // Worker A's lease holds until it expires: ask again until then.
+    for (const deadline = Date.now() + 50_000; ; ) {
+      try {
+        console.log(`result ${JSON.stringify(await resumeRun(stopAt))}`);
+        break;
+      } catch (error) {
+        if (!RunNotResumableError.isInstance(error) || Date.now() > deadline) throw error;
+        await new Promise((done) => setTimeout(done, 20));
+      }
+    }
   } else {
     const report = await resumeInterrupted();
     console.log(

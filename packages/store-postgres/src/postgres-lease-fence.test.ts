@@ -1,0 +1,18 @@
+import { describeLeaseTakeover } from "../../core/src/resumable/__fixtures__/lease-takeover";
+import { PostgresSessionStore } from "./postgres-session-store";
+import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
+
+let server: EmbeddedPostgresServer | undefined;
+beforeAll(async () => {
+  server = await startEmbeddedPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+// Each worker its own store (its own connection and owner id) on one schema.
+describeLeaseTakeover("PostgresSessionStore", () => {
+  const schema = freshSchemaName();
+  const open = (): PostgresSessionStore => new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false });
+  return [open(), open()];
+});
