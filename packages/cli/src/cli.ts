@@ -12,6 +12,7 @@ const serveModule = () => require("./serve-command") as typeof import("./serve-c
 const sessionsModule = () => require("./sessions-command") as typeof import("./sessions-command");
 const runsModule = () => require("./runs-command") as typeof import("./runs-command");
 const keysModule = () => require("./keys-command") as typeof import("./keys-command");
+const inspectModule = () => require("./inspect-command") as typeof import("./inspect-command");
 
 const EXIT_HELP = `
 Exit codes:
@@ -83,6 +84,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--max-reach <n>", "the local maximum logic depth; received budgets are clamped to it", positiveInteger)
     .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
     .option("--mint-root-budget", "give requests without X-Agent-Policy a root budget instead of a 400")
+    .option("--inspector", "serve the Inspector page at /inspector: runs live, their graphs and reach, Stop, Approve/Deny, Resume")
     .option("--grace-ms <ms>", "how long shutdown lets runs in flight finish", integer("--grace-ms", 0), 10_000)
     .option("--auth", "require an API key of the store (rein keys create) on every route but /healthz")
     .option("--no-auth", "serve without authentication on a non-loopback --host (loopback is open unless --auth)")
@@ -134,6 +136,15 @@ function program(io: CliIo, result: { code: number }): Command {
     .argument("<name>", "the key's name")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
+
+  rein
+    .command("inspect")
+    .description("Serve the read-only Inspector page over a session store (a SQLite file or a postgres:// URL) on loopback and print its URL")
+    .argument("[store]", "the session store", DEFAULT_STORE_PATH)
+    .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 4000)
+    .action(async (store: string, options: { port: number }) => {
+      result.code = await inspectModule().inspectCommand(io, store, options);
+    });
 
   const runs = rein.command("runs").description("List and resume resumable runs (methods with methodOptions.resumable)");
   runs

@@ -22,6 +22,8 @@ export interface ServeCommandOptions {
   readonly env?: string;
   /** Give requests without `X-Agent-Policy` a root budget instead of a 400 (clients that are people, not agents). */
   readonly mintRootBudget?: boolean;
+  /** Serve the Inspector page at `/inspector` (`--inspector`). @default false */
+  readonly inspector?: boolean;
   /** How long shutdown lets runs in flight finish. @default 10_000 */
   readonly graceMs?: number;
   /**
@@ -84,7 +86,7 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   const store = new SessionStore({ path: storePath, shutdownFlush: false });
   const keys = options.auth === true ? new SqliteApiKeyStore({ path: storePath }) : undefined;
   try {
-    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true, ...(keys === undefined ? {} : { auth: { keys } }) });
+    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true, inspector: options.inspector === true, ...(keys === undefined ? {} : { auth: { keys } }) });
     const server = await serve({
       app,
       port: options.port ?? 8080,
@@ -105,6 +107,7 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
       io.stdout(`rein serve: API keys required (${count} in ${storePath}${count === 0 ? ": every request is 401 until `rein keys create` adds one" : ""})\n`);
     } else if (isLoopback(host)) io.stdout("rein serve: open: no authentication (loopback only; --auth requires API keys)\n");
     else io.stdout(`rein serve: open to anyone who can reach ${host}: no authentication (--no-auth)\n`);
+    if (options.inspector === true) io.stdout(`rein serve: inspector at ${server.url}/inspector\n`);
     void server.resumed.then((report) => io.stdout(`${resumeReport(report)}\n`));
     const code = await until;
     io.stdout("rein serve: stopping (runs in flight get the grace period)\n");
