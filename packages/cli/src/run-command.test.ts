@@ -70,7 +70,7 @@ test("piped: one plain status line per change, then the answer; exit 0; the run 
     ["scripted-researcher", "completed"],
     ["scripted-planner", "completed"],
   ]);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("on a TTY (a real pseudo-terminal via script): the status line is redrawn in place with \\r + ESC[2K", async () => {
   const command = [...REIN, "run", `${EXAMPLE}#plan`, "--task", "'Summarize recursion'", "--store", join(dir, "tty.db")].join(" ");
@@ -83,21 +83,21 @@ test("on a TTY (a real pseudo-terminal via script): the status line is redrawn i
   expect(redraws.some((frame) => /^\[REACH\] Depth 2\/5 \| Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| 00:0\d$/.test(frame))).toBe(true);
   // The last frame ends the line, then the answer follows (the pty turns \n into \r\n).
   expect(redraws.at(-1)).toMatch(/^\[REACH\] [^\n]*\r\nRecursion is a function calling itself on a smaller input until it reaches a base case\.\r\n$/);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("--max-reach is passed to the child as maxLogicDepth: a depth-2 chain with --max-reach 1 fails in one line, exit 1", async () => {
   const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "x", "--max-reach", "1", "--store", join(dir, "reach.db")]).done;
   expect(code).toBe(ExitCode.Failed);
   expect(stdout).toMatch(/Depth 1\/1/);
   expect(stderr).toMatch(/^rein: ReachExceededError: [^\n]*depth[^\n]*\n$/);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("--verbose adds the child's stack to the one-line error; an unknown entry names the module's entries", async () => {
   const { code, stderr } = await rein(["run", `${EXAMPLE}#nope`, "--task", "x", "--store", join(dir, "bad.db"), "--verbose"]).done;
   expect(code).toBe(ExitCode.Failed);
   expect(stderr.split("\n")[0]).toMatch(/^rein: Error: .*cli-chain\.ts has no entry 'nope' of the form \[AgentClass, "method"\] \(entries: plan, stall, hang\)$/);
   expect(stderr).toMatch(/\n\s+at /);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("--verbose writes the reach status stream as JSON lines to the reach log and names the session and the log at the end", async () => {
   const store = join(dir, "verbose.db");
@@ -122,7 +122,7 @@ test("--verbose writes the reach status stream as JSON lines to the reach log an
     return JSON.stringify({ depth, zone, tokens, costUsd, memoryMb: Math.round(memoryMb.used) });
   };
   for (let i = 1; i < lines.length; i++) expect(figures(lines[i]!)).not.toBe(figures(lines[i - 1]!));
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("Ctrl-C (SIGINT to the parent) is forwarded: exit 130, running nodes recorded interrupted", async () => {
   const store = join(dir, "sigint.db");
@@ -145,7 +145,7 @@ test("Ctrl-C (SIGINT to the parent) is forwarded: exit 130, running nodes record
     ["llm", "scripted-waiter", "completed"],
     ["code", "Waiter.wait_for_signal", "interrupted"],
   ]);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("stalled watchdog: a tool that blocks the child's event loop longer than the stall time shows `stalled`, then the run ends", async () => {
   const env = { ...ENV, CLI_CHAIN_BLOCK_MS: "1500" };
@@ -154,7 +154,7 @@ test("stalled watchdog: a tool that blocks the child's event loop longer than th
   const lines = stdout.trimEnd().split("\n");
   expect(lines.some((line) => /^\[REACH\] Depth 1\/5 .* \| stalled$/.test(line))).toBe(true);
   expect(lines.at(-1)).toBe("Crunched.");
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("--env picks the config/reach.yaml environment (REIN_ENV of the child); --max-reach overrides its depth", async () => {
   const project = mkdtempSync(join(dir, "project-"));
@@ -179,7 +179,7 @@ test("--env picks the config/reach.yaml environment (REIN_ENV of the child); --m
   expect(tight.stderr).toMatch(/^rein: ReachExceededError: /);
   expect(overridden.code).toBe(ExitCode.Ok);
   expect(overridden.stdout).toMatch(/Depth 2\/3/);
-}, 20_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("a plain .js module is loaded directly; a non-string answer is printed as JSON", async () => {
   writeFileSync(
@@ -189,4 +189,4 @@ test("a plain .js module is loaded directly; a non-string answer is printed as J
   const { code, stdout, stderr } = await rein(["run", "echo.js#echo", "--task", "hello", "--store", "echo.db"]).done;
   expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
   expect(stdout.endsWith('{\n  "echoed": "hello"\n}\n')).toBe(true);
-}, 15_000);
+}, 60_000); // sized for a loaded 2-core machine

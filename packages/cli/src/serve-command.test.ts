@@ -101,7 +101,7 @@ describe("rein serve <module>", () => {
     } finally {
       store.close();
     }
-  }, 30_000);
+  }, 60_000); // sized for a loaded 2-core machine
 
   it("with no model provider configured for a class entry, it does not start: a one-line ProviderConfigError naming the entry and what to set, exit 2", async () => {
     const saved = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"].map((name) => [name, process.env[name]] as const);

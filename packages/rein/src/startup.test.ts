@@ -31,7 +31,7 @@ describe("start-up: importing rein loads only what every program needs", () => {
       console.log(JSON.stringify({ afterImport, afterRuntime, depth: config.limits.maxLogicDepth, yaml: loaded("yaml") }));
     `);
     expect(JSON.parse(output)).toEqual({ afterImport: { yaml: false, pino: false }, afterRuntime: { pino: false }, depth: 3, yaml: true });
-  }, 30_000);
+  }, 60_000); // sized for a loaded 2-core machine
 
   it("REIN_LOG_LEVEL set: the Runtime's default logger is pino at that level", () => {
     const output = inFreshProcess(
@@ -44,5 +44,5 @@ describe("start-up: importing rein loads only what every program needs", () => {
       { REIN_LOG_LEVEL: "warn" },
     );
     expect(JSON.parse(output)).toEqual({ pino: true, level: "warn" });
-  }, 30_000);
+  }, 60_000); // sized for a loaded 2-core machine
 });

@@ -164,7 +164,7 @@ test("a server started after its predecessor was killed mid-run continues the ru
   expect(report.leftAlone).toEqual([]);
   // In the new process only the unfinished step ran.
   expect(calls).toEqual(["exclaim"]);
-}, 30_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("entryClassFor finds the class entry of a run by its name (subclasses too) and passes over anything else a module lists", () => {
   class Special extends Pipeline {}

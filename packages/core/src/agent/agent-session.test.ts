@@ -133,4 +133,4 @@ test("an agent killed with SIGKILL mid-run loses no committed node; running call
   } finally {
     store.close();
   }
-}, 30000);
+}, 60_000); // sized for a loaded 2-core machine

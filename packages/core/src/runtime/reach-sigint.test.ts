@@ -29,4 +29,4 @@ test("SIGINT cancels a run hung at logic depth 3; the next run in the same proce
     "new run: depth 1",
     "outside any run: undefined",
   ]);
-}, 30_000);
+}, 60_000); // sized for a loaded 2-core machine

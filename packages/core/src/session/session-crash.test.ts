@@ -71,7 +71,7 @@ test("SIGKILL mid-run loses no committed node, and the running call is interrupt
   } finally {
     store.close();
   }
-}, 30000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test.each(["SIGTERM", "SIGINT"] as const)(
   "%s flushes the pending batch and marks running nodes interrupted before exit",

@@ -481,7 +481,7 @@ test("close waits out a short lock rather than drop what it must write, then rel
   await holder.output;
   const check = openStore();
   expect(check.readNodes("s1")[0]!.metadata["status"]).toBe("interrupted");
-}, 30_000);
+}, 60_000); // sized for a loaded 2-core machine
 
 test("close right after commitWithRetry: the commit is settled with its real outcome, not reported lost", async () => {
   const store = new SessionStore({ path: join(directory, "sessions.db"), shutdownFlush: false });
@@ -512,4 +512,4 @@ test("SIGTERM while another connection holds the lock: the shutdown flush waits 
   } finally {
     check.close();
   }
-}, 30_000);
+}, 60_000); // sized for a loaded 2-core machine
