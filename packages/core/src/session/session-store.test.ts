@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
 import { SessionStore } from "./session-store";
+import { SESSION_MIGRATIONS } from "./session-schema";
 import { SessionNodeWriter } from "./session-node-writer";
 import {
   ForeignDatabaseError,
@@ -49,20 +50,21 @@ test("the file is in WAL mode and records its schema version in rein_migrations"
       [2, "ancestry index and node count"],
       [3, "resumable runs and their leases"],
       [4, "lease epochs"],
+      [5, "consumed keys"],
     ]);
   } finally {
     db.close();
   }
 });
 
-test("a file of schema version 1 is migrated to version 4 (ancestry index, node count, runs, lease epochs) on open, its nodes kept", () => {
+test("a file of schema version 1 is migrated to the current version (ancestry index, node count, runs, lease epochs, consumed keys) on open, its nodes kept", () => {
   const first = openStore();
   first.createSession("s1");
   first.commit("s1", [{ kind: "append", node: { id: "c1", seq: 0, createdAt: 1, role: "code", name: "A.ask", input: 1, output: 2, caller: null, predecessor: null, metadata: {} } }]);
   first.close();
   const db = new Database(first.location);
   db.exec(
-    "DROP TABLE rein_runs; DELETE FROM rein_migrations WHERE version IN (3, 4); " +
+    "DROP TABLE rein_consumed; DROP TABLE rein_runs; DELETE FROM rein_migrations WHERE version IN (3, 4, 5); " +
       "DROP INDEX rein_nodes_by_caller; ALTER TABLE rein_sessions DROP COLUMN node_count; DELETE FROM rein_migrations WHERE version = 2",
   );
   db.close();
@@ -75,7 +77,7 @@ test("a file of schema version 1 is migrated to version 4 (ancestry index, node 
   reopened.close();
   const check = new Database(first.location);
   try {
-    expect(check.prepare("SELECT version FROM rein_migrations ORDER BY version").raw().all()).toEqual([[1], [2], [3], [4]]);
+    expect(check.prepare("SELECT version FROM rein_migrations ORDER BY version").raw().all()).toEqual(SESSION_MIGRATIONS.map((migration) => [migration.version]));
     expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rein_nodes_by_%' ORDER BY name").raw().all()).toEqual([
       ["rein_nodes_by_caller"],
       ["rein_nodes_by_seq"],
@@ -92,7 +94,7 @@ test("a file of schema version 3 gains lease epochs on open: its runs start at e
   first.releaseRun("r1", "interrupted", null);
   first.close();
   const db = new Database(first.location);
-  db.exec("ALTER TABLE rein_runs DROP COLUMN lease_epoch; DELETE FROM rein_migrations WHERE version = 4");
+  db.exec("DROP TABLE rein_consumed; ALTER TABLE rein_runs DROP COLUMN lease_epoch; DELETE FROM rein_migrations WHERE version > 3");
   db.close();
   const reopened = openStore(first.location);
   expect(reopened.getRun("r1")).toMatchObject({ state: "interrupted", leaseEpoch: 1 });
@@ -191,8 +193,8 @@ test("a newer schema version is a SessionSchemaVersionError; the data stays", ()
   db.close();
   const error = captured(() => openStore(store.location));
   expect(error).toBeInstanceOf(SessionSchemaVersionError);
-  expect(error).toMatchObject({ foundVersion: 99, supportedVersion: 4, location: store.location });
-  expect((error as Error).message).toMatch(/schema version 99, newer than version 4 .*upgrade @rein\/core/);
+  expect(error).toMatchObject({ foundVersion: 99, supportedVersion: 5, location: store.location });
+  expect((error as Error).message).toMatch(/schema version 99, newer than version 5 .*upgrade @rein\/core/);
   const check = new Database(store.location);
   expect(check.prepare("SELECT id FROM rein_sessions").raw().all()).toEqual([["s1"]]);
   check.close();
