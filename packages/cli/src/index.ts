@@ -14,6 +14,8 @@ export { serveCommand } from "./serve-command";
 export { listRuns, resumeCommand } from "./runs-command";
 export type { ResumeCommandOptions } from "./runs-command";
 export type { ServeCommandOptions } from "./serve-command";
+export { createKey, listKeys, revokeKey } from "./keys-command";
+export type { CreateKeyOptions } from "./keys-command";
 export { DEFAULT_STORE_PATH, listSessions, showSession, exportSession } from "./sessions-command";
 export type { ExportFormat } from "./sessions-command";
 export { formatStatusLine, clock } from "./status-line";
