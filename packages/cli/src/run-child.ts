@@ -15,8 +15,10 @@ import {
   currentReach,
   ReachPolicy,
   SessionStore,
+  withRunListener,
   type ReachPolicyOptions,
 } from "rein";
+import { GuardFigureCollector } from "./guard-figures";
 import { entriesOf, loadModule } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { openReachLog } from "./reach-log";
@@ -73,18 +75,21 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
   let seq = 0;
   // The innermost call entered last: the timer reads currentReach() inside it, so the figures stay live between entries.
   let probe: (<R>(fn: () => R) => R) | undefined;
+  const guards = new GuardFigureCollector();
   const publish = (): void => {
     const status = probe?.(() => currentReach());
+    const guardFigures = probe?.(() => guards.figures());
     const figure = (pair: { used: number; limit: number }) => ({ used: pair.used, limit: Number.isFinite(pair.limit) ? pair.limit : null });
     const reach: ReachFigures | undefined =
       status === undefined
         ? undefined
         : { depth: figure(status.depth), memoryMb: figure(status.memoryMb), zone: status.zone, tokens: figure(status.tokens), costUsd: figure(status.costUsd), elapsedMs: status.elapsedMs };
-    const message = { seq: ++seq, elapsedMs: Date.now() - started, reach };
+    const message = { seq: ++seq, elapsedMs: Date.now() - started, reach, ...(guardFigures === undefined ? {} : { guards: guardFigures }) };
     publisher.publish(message);
     reachLog?.write(message);
   };
-  addPreInvocationHook(() => {
+  addPreInvocationHook((call) => {
+    guards.observeCall(call);
     if (currentReach() !== undefined) probe = AsyncLocalStorage.snapshot();
     publish();
   });
@@ -110,7 +115,9 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     }
     const context = Context.forSession(store, spec.sessionId);
     const instance = new agent({ reach: reachFromFlags(spec), context }) as unknown as Record<string, (task: string) => unknown>;
-    const answer = await instance[method]!(spec.task);
+    // An entry may be any class with the method; only an Agent has a runtime with maxSteps.
+    guards.setStepLimit((instance as { runtime?: { maxSteps?: number } }).runtime?.maxSteps);
+    const answer = await withRunListener((event) => guards.observeEvent(event), () => instance[method]!(spec.task));
     store.close();
     finish({ ok: true, answer }, 0);
   } catch (error) {

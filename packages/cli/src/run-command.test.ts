@@ -45,7 +45,8 @@ function readStore(path: string) {
   }
 }
 
-const STATUS = /^\[REACH\] Depth (\d+)\/(\d+) \| Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| \d\d:\d\d( \| stalled)?$/;
+const GUARDS = String.raw`Recursion \d+\/\d+(?: [\w.]+)? \| Loop warnings \d+(?:, blocks \d+)? \| Steps \d+\/(?:\d+|∞) \| `;
+const STATUS = new RegExp(String.raw`^\[REACH\] Depth (\d+)\/(\d+) \| ${GUARDS}Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| \d\d:\d\d( \| stalled)?$`);
 
 test("piped: one plain status line per change, then the answer; exit 0; the run is recorded in --store", async () => {
   const store = join(dir, "piped.db");
@@ -80,10 +81,28 @@ test("on a TTY (a real pseudo-terminal via script): the status line is redrawn i
   // ~100 ms polls over a run of ≥600 ms: several redraws, each of one line, no newline between them.
   expect(redraws.length).toBeGreaterThanOrEqual(4);
   for (const frame of redraws.slice(0, -1)) expect(frame).toMatch(/^\[REACH\] [^\n]*$/);
-  expect(redraws.some((frame) => /^\[REACH\] Depth 2\/5 \| Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| 00:0\d$/.test(frame))).toBe(true);
+  expect(redraws.some((frame) => new RegExp(String.raw`^\[REACH\] Depth 2\/5 \| ${GUARDS}Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| 00:0\d$`).test(frame))).toBe(true);
   // The last frame ends the line, then the answer follows (the pty turns \n into \r\n).
   expect(redraws.at(-1)).toMatch(/^\[REACH\] [^\n]*\r\nRecursion is a function calling itself on a smaller input until it reaches a base case\.\r\n$/);
 }, 60_000); // sized for a loaded 2-core machine
+
+test("the runaway demo in a real pseudo-terminal: the line shows the recursion climbing to its ceiling while reach depth stays 1, with loop warnings and steps of maxSteps", async () => {
+  const runaway = join(ROOT, "examples", "runaway-agent.ts");
+  const command = [...REIN, "run", `${runaway}#runaway`, "--task", "recursion", "--store", join(dir, "runaway.db")].join(" ");
+  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"]).done;
+  expect(code).toBe(ExitCode.Failed);
+  const frames = stdout.split("\r\x1b[2K").slice(1).map((frame) => frame.split("\r\n")[0]!);
+  const figures = frames
+    .map((frame) => /^\[REACH\] Depth (\d+)\/5 \| Recursion (\d+)\/5 WikiAgent\.wiki_agent \| Loop warnings (\d+) \| Steps (\d+)\/100 \| Memory [\d.]+MB\/1177\.6MB \|/.exec(frame))
+    .filter((match) => match !== null)
+    .map((match) => ({ depth: Number(match![1]), recursion: Number(match![2]), warnings: Number(match![3]), steps: Number(match![4]) }));
+  expect(figures.length).toBeGreaterThan(0);
+  // Reach depth counts Agent entries: one. The recursion is what reaches the ceiling of 5.
+  expect(new Set(figures.map((figure) => figure.depth))).toEqual(new Set([1]));
+  expect(figures.at(-1)).toMatchObject({ recursion: 5, warnings: 0 });
+  expect(figures.at(-1)!.steps).toBeGreaterThanOrEqual(4);
+  expect(stdout).toMatch(/RecursionError: agentic function WikiAgent\.wiki_agent exceeded max nesting depth 5/);
+}, 60_000);
 
 test("--max-reach is passed to the child as maxLogicDepth: a depth-2 chain with --max-reach 1 fails in one line, exit 1", async () => {
   const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "x", "--max-reach", "1", "--store", join(dir, "reach.db")]).done;

@@ -22,6 +22,17 @@ test("no limit shows ∞ (JSON carries it as null); a cost limit adds the cost; 
   );
 });
 
+test("with guard figures: the deepest recursion against its ceiling, loop warnings (blocks once there are any) and steps of maxSteps, after Depth", () => {
+  const guards = { recursion: { used: 4, limit: 5, name: "WikiAgent.wiki_agent" }, loops: { warnings: 0, blocks: 0 }, steps: { used: 4, limit: 100 } };
+  expect(formatStatusLine({ seq: 3, elapsedMs: 3_000, reach, guards }, { stalled: false, elapsedMs: 3_000 })).toBe(
+    "[REACH] Depth 2/3 | Recursion 4/5 WikiAgent.wiki_agent | Loop warnings 0 | Steps 4/100 | Memory 642.3MB/820MB | Zone local | Tokens 12.4k/50k | 00:03",
+  );
+  const looping = { recursion: { used: 0, limit: 5, name: "" }, loops: { warnings: 2, blocks: 1 }, steps: { used: 12, limit: null } };
+  expect(formatStatusLine({ seq: 4, elapsedMs: 0, reach, guards: looping }, { stalled: false, elapsedMs: 0 })).toBe(
+    "[REACH] Depth 2/3 | Recursion 0/5 | Loop warnings 2, blocks 1 | Steps 12/∞ | Memory 642.3MB/820MB | Zone local | Tokens 12.4k/50k | 00:00",
+  );
+});
+
 test("before the child answers: starting; before the first Agent entry: running", () => {
   expect(formatStatusLine(undefined, { stalled: false, elapsedMs: 0 })).toBe("[REACH] starting | 00:00");
   expect(formatStatusLine({ seq: 1, elapsedMs: 5 }, { stalled: false, elapsedMs: 5 })).toBe("[REACH] running | 00:00");

@@ -14,6 +14,8 @@ export interface ReachFigures {
   readonly elapsedMs: number;
 }
 
+import type { GuardFigures } from "./guard-figures";
+
 /** One status message of a run's child process. */
 export interface StatusMessage {
   /** Increases with every publication: the parent sees the child is alive while it changes. */
@@ -22,6 +24,8 @@ export interface StatusMessage {
   readonly elapsedMs: number;
   /** The running call's reach, once an Agent entry is running under a policy. */
   readonly reach?: ReachFigures;
+  /** Recursion, loop warnings and steps of the run (what a runaway inside one agent climbs). */
+  readonly guards?: GuardFigures;
 }
 
 function count(value: number | null): string {
@@ -50,8 +54,25 @@ export function clock(ms: number): string {
 }
 
 /**
+ * `Recursion 4/5 WikiAgent.wiki_agent | Loop warnings 0 | Steps 4/100 |`:
+ * the deepest same-function nesting against its ceiling (reach depth counts
+ * Agent entries only, so an agent calling itself as a tool stays at depth
+ * 1), loop-detection warnings (and blocks, once there are any), and model
+ * requests against `maxSteps`.
+ */
+function guardParts(guards: GuardFigures): string[] {
+  const { recursion, loops, steps } = guards;
+  return [
+    `Recursion ${recursion.used}/${recursion.limit}${recursion.name === "" ? "" : ` ${recursion.name}`} |`,
+    `Loop warnings ${loops.warnings}${loops.blocks > 0 ? `, blocks ${loops.blocks}` : ""} |`,
+    `Steps ${steps.used}/${count(steps.limit)} |`,
+  ];
+}
+
+/**
  * The status line of a run, e.g.
- * `[REACH] Depth 2/3 | Memory 642.3MB/820MB | Zone local | Tokens 12.4k/50k | 00:12`,
+ * `[REACH] Depth 2/3 | Memory 642.3MB/820MB | Zone local | Tokens 12.4k/50k | 00:12`
+ * (with guard figures: `[REACH] Depth 1/5 | Recursion 4/5 WikiAgent.wiki_agent | Loop warnings 0 | Steps 4/100 | Memory …`),
  * with ` | stalled` appended when the child has not published for the stall timeout.
  * @example
  * ```ts
@@ -64,8 +85,9 @@ export function formatStatusLine(status: StatusMessage | undefined, options: { s
   if (reach === undefined) {
     parts.push(status === undefined ? "starting" : "running");
   } else {
+    parts.push(`Depth ${reach.depth.used}/${count(reach.depth.limit)} |`);
+    if (status?.guards !== undefined) parts.push(...guardParts(status.guards));
     parts.push(
-      `Depth ${reach.depth.used}/${count(reach.depth.limit)} |`,
       `Memory ${megabytes(reach.memoryMb.used)}/${megabytes(reach.memoryMb.limit)} |`,
       `Zone ${reach.zone} |`,
       `Tokens ${count(reach.tokens.used)}/${count(reach.tokens.limit)}`,
