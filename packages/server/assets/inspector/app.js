@@ -299,7 +299,7 @@
     openGraph(sessionId);
   }
   function openGraph(sessionId) {
-    state.graph = { sessionId: sessionId, nodes: new Map(), order: [], depth: new Map(), lastSeq: -1, total: 0, more: false, loading: null, marks: new Map(), refetch: false };
+    state.graph = { sessionId: sessionId, nodes: new Map(), order: [], depth: new Map(), lastSeq: -1, total: 0, more: false, loading: null, marks: new Map(), askedBy: new Map(), refetch: false };
     $("graph").textContent = "";
     $("graph-title").hidden = false;
     $("node").hidden = true;
@@ -347,8 +347,39 @@
     var status = node.metadata && node.metadata.status;
     return node.role + ": " + node.name + (typeof status === "string" ? " (" + status + ")" : "");
   }
+  // A recorded session has no run events: what the guards did is read from the next request's input
+  // (a refused call's tool result, a loop notice) and marked on the llm node that made the call.
+  var REFUSAL = /exceeded max nesting depth|RecursionError|CycleError|ReachError|reach exceeded|cycle detected/i;
+  var LOOP = /(loop|repeat)[^]*(warning|blocked)|(warning|blocked)[^]*(loop|repeat)/i;
+  function readGuards(node) {
+    var graph = state.graph;
+    var output = node.output && node.output.content;
+    if (Array.isArray(output)) {
+      output.forEach(function (block) {
+        if (block.type === "tool_use") graph.askedBy.set(block.id, node.id);
+      });
+    }
+    var input = node.input && node.input.content;
+    if (!Array.isArray(input)) return;
+    input.forEach(function (block) {
+      var text = typeof block.text === "string" ? block.text : typeof block.content === "string" ? block.content : "";
+      var label = block.type === "tool_result" && block.isError && REFUSAL.test(text) ? "guard refusal" : block.type === "tool_result" && block.isError && /loop/i.test(text) ? "loop block" : null;
+      if (label && block.toolUseId) {
+        var list = graph.marks.get(block.toolUseId) || [];
+        if (list.indexOf(label) < 0) list.push(label);
+        graph.marks.set(block.toolUseId, list);
+        var asker = graph.nodes.get(graph.askedBy.get(block.toolUseId));
+        if (asker && asker.element) updateNodeElement(asker);
+      } else if (block.type === "text" && LOOP.test(text)) {
+        var own = graph.marks.get(node.id) || [];
+        if (own.indexOf("loop warning") < 0) own.push("loop warning");
+        graph.marks.set(node.id, own);
+      }
+    });
+  }
   function addNode(node) {
     var graph = state.graph;
+    if (node.role === "llm") readGuards(node);
     var known = graph.nodes.get(node.id);
     graph.nodes.set(node.id, node);
     if (typeof node.seq === "number" && node.seq > graph.lastSeq) graph.lastSeq = node.seq;
@@ -383,16 +414,10 @@
         if (block.type === "tool_use" && graph.marks.has(block.id)) marks = marks.concat(graph.marks.get(block.id));
       });
     }
-    var input = node.input && node.input.content;
-    if (node.role === "llm" && Array.isArray(input)) {
-      input.forEach(function (block) {
-        var text = typeof block.text === "string" ? block.text : typeof block.content === "string" ? block.content : "";
-        if (/loop|repeat/i.test(text) && /warning|blocked/i.test(text) && marks.indexOf("loop warning") < 0) marks.push("loop warning");
-        if (block.type === "tool_result" && block.isError && /RecursionError|CycleError|ReachError|depth|cycle/i.test(text) && marks.indexOf("guard refusal") < 0) marks.push("guard refusal");
-      });
-    }
     if (graph.marks.has(node.id)) marks = marks.concat(graph.marks.get(node.id));
-    return marks;
+    return marks.filter(function (mark, index) {
+      return marks.indexOf(mark) === index;
+    });
   }
   function updateNodeElement(node) {
     var button = node.element;
@@ -602,5 +627,8 @@
     }).observe($("graph-more"));
   }
   setInterval(tickElapsed, 1000);
+  // A link may name a session to open (/inspector?session=<id>): its first page loads beside the config.
+  var linked = new URLSearchParams(location.search).get("session");
+  if (linked) selectSession(linked);
   start();
 })();

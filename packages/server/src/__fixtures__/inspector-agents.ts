@@ -57,6 +57,15 @@ export class Quick extends Agent {
   }
 }
 
+/** A model that ignores the situational guidance: inside `dig` it calls `dig` again, for ever. */
+export class Digger extends Agent {
+  static methodOptions = { dig: { tool: true, description: "Dig into a topic." } };
+  static runtime = new Runtime({ provider: new ScriptedProvider([{ toolCalls: [{ name: "dig", input: { topic: "deeper" } }] }], { whenExhausted: "repeat-last", recordRequests: false }) });
+  async dig(topic: string): Promise<string> {
+    return this.ask(`dig into ${topic}`);
+  }
+}
+
 /** The providers the `wait` entry made, newest last (a test awaits `aborted`). */
 export const waitingProviders: WaitingProvider[] = [];
 
@@ -64,6 +73,7 @@ export const waitingProviders: WaitingProvider[] = [];
 export const inspectorEntries = {
   ship: [Deployer, "ship"],
   quick: [Quick, "research"],
+  dig: [Digger, "dig"],
   wait: [
     ({ onEvent }: EntryInit) => {
       const provider = new WaitingProvider();

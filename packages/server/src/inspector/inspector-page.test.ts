@@ -150,6 +150,19 @@ describe("the Inspector page (headless Chromium)", () => {
     expect(await detail.innerText()).toContain("30 in / 12 out tokens");
   });
 
+  it("guard refusals are marked on the llm node whose tool call was refused (in text, not only colour), read from the recorded session", async () => {
+    await open(inspectorEntries);
+    expect(await startRun("dig", "run-dig-1")).toMatchObject({ status: "error", error: { name: "RecursionError" } });
+    await runRow("dig", "error").getByRole("button", { name: "dig", exact: true }).click();
+    const marked = page.locator(".graph-node.marked");
+    await marked.first().waitFor();
+    const refused = page.getByRole("button", { name: "llm: scripted (completed)", exact: true, description: /guard refusal/ }).first();
+    expect(await refused.getAttribute("data-node-id")).toMatch(/.+/);
+    expect(await refused.innerText()).toContain("⚠ guard refusal");
+    await refused.click();
+    await page.screenshot({ path: join(ARTIFACTS, "inspector-runaway-1280x800.png"), fullPage: true });
+  });
+
   it("the reach gauge: meters named Depth, Tokens, Cost and Deadline show a running run's reach", async () => {
     await open(inspectorEntries);
     const answer = startRun("ship", "run-reach-1");
