@@ -74,6 +74,20 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql:
       ALTER TABLE {schema}.runs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 4,
+    name: "consumed keys",
+    // Things that happen once across every process on the database (a paused
+    // turn's continuation is resumed once): the insert is the check.
+    sql: `
+      CREATE TABLE {schema}.consumed (
+        key text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES {schema}.sessions (id) ON DELETE CASCADE,
+        consumed_at bigint NOT NULL
+      );
+      CREATE INDEX consumed_by_session ON {schema}.consumed (session_id);
+    `,
+  },
 ];
 
 /** Highest schema version this build reads and writes. @internal */

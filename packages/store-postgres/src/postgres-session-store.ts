@@ -14,6 +14,7 @@ import {
   type SessionStoreLike,
   type SessionWriteOperation,
   type RunLeaseStore,
+  type ConsumeOnceStore,
   type RunRecord,
   type RunState,
 } from "@rein/core";
@@ -93,7 +94,7 @@ function checkTurns(options: ReadAncestryOptions): number | null {
  * store.close();
  * ```
  */
-export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
+export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnceStore {
   /** `postgres://host:port/database (schema rein)`: where the store is; never with the password. */
   readonly location: string;
   /** The schema that holds the store's tables. */
@@ -288,6 +289,13 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore {
   flush(): void {
     this.assertOpen();
     flushPendingWriters(this);
+  }
+
+  /** See `ConsumeOnceStore.consumeOnce`: one INSERT, its primary key the check. */
+  consumeOnce(sessionId: string, key: string): boolean {
+    checkSessionId("PostgresSessionStore.consumeOnce", sessionId);
+    if (typeof key !== "string" || key === "") throw new TypeError("PostgresSessionStore.consumeOnce(sessionId, key): key must be a non-empty string");
+    return this.call("consumeOnce", sessionId, key, Date.now()) as boolean;
   }
 
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {

@@ -610,6 +610,15 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
     },
     commit,
     interruptAbandoned,
+    /** The insert is the check: of several processes consuming one key, the primary key lets exactly one in. */
+    async consumeOnce(sessionId: string, key: string, now: number): Promise<boolean> {
+      if (!(await run(`SELECT 1 FROM ${S}.sessions WHERE id = $1`, [sessionId])).rows.length) throw notFound(sessionId);
+      const inserted = await run(
+        `INSERT INTO ${S}.consumed (key, session_id, consumed_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+        [key, sessionId, now],
+      );
+      return inserted.rowCount === 1;
+    },
     async registerRun(runId: string, sessionId: string, name: string, leaseMs: number, now: number): Promise<void> {
       const inserted = await run(
         `INSERT INTO ${S}.runs (run_id, session_id, name, state, owner, lease_until, created_at, updated_at) ` +
