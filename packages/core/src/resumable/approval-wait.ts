@@ -14,13 +14,14 @@ export async function whileAwaitingApproval<T>(toolName: string, args: unknown, 
   const { run } = place;
   // Parallel branches may wait for several approvals: the mark stays until the last one is decided.
   if (run.pendingApprovals++ === 0) {
-    run.writer.update(run.runId, { metadata: { awaitingApproval: { toolName, args } } });
-    run.writer.flush();
+    // Under the run's lease, like every write of the run: a worker that lost it asks nobody.
+    run.update(run.runId, { metadata: { awaitingApproval: { toolName, args } } });
+    run.flush();
   }
   try {
     return await wait();
   } finally {
-    if (--run.pendingApprovals === 0) run.writer.update(run.runId, { metadata: { awaitingApproval: null } });
+    if (--run.pendingApprovals === 0) run.update(run.runId, { metadata: { awaitingApproval: null } });
   }
 }
 
