@@ -36,9 +36,11 @@ describe("GET /v1/runs/events (the runs feed)", () => {
     const answered = run(app, { entry: "ship", task: "x" }, "run-ship-1");
     const waiting = await feed.next((event) => event.event === "run" && (event.data["run"] as { approvals: unknown[] }).approvals.length > 0);
     expect(waiting.data["run"]).toMatchObject({ runId: "run-ship-1", approvals: [{ toolName: "deploy", input: { service: "api" } }] });
+    const before = waitingProviders.length;
     const stopped = run(app, { entry: "wait", task: "x" }, "run-wait-1");
     await feed.next((event) => event.event === "run" && (event.data["run"] as { runId: string }).runId === "run-wait-1");
-    await waitingProviders[waitingProviders.length - 1]!.started;
+    while (waitingProviders.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitingProviders[before]!.started;
     expect((await app.request("/v1/runs/run-wait-1/cancel", { method: "POST" })).status).toBe(200);
     expect((await app.request("/v1/runs/run-ship-1/cancel", { method: "POST" })).status).toBe(200);
     const cancelled = await feed.next((event) => event.event === "run" && (event.data["run"] as { runId: string; status: string }).runId === "run-wait-1" && (event.data["run"] as { status: string }).status !== "running");

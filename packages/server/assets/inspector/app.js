@@ -105,11 +105,10 @@
       if (!state.readOnly && run.status === "running") {
         actions.push(el("button", { type: "button", class: "danger", text: "Stop", "aria-describedby": "run-" + run.runId, onclick: function () { stop(run.runId); } }));
       }
-      if (run.approvals && run.approvals.length > 0) actions.push(el("span", { class: "waiting", text: run.approvals.length + " waiting" }));
       body.appendChild(
         el("tr", { class: selected ? "selected" : "", "data-run-id": run.runId }, [
           el("th", { scope: "row" }, [el("button", { type: "button", class: "link", id: "run-" + run.runId, title: "run " + run.runId, "aria-pressed": selected ? "true" : "false", text: run.entry, onclick: function () { selectRun(run.runId); } })]),
-          el("td", {}, [statusBadge(run.status)]),
+          el("td", {}, [statusBadge(run.status), run.approvals && run.approvals.length > 0 ? el("span", { class: "waiting", text: run.approvals.length + " waiting" }) : null]),
           el("td", { class: "num elapsed", "data-started": run.startedAt, text: elapsedOf(run) }),
           el("td", { class: "num", text: String(run.requests) }),
           el("td", { class: "num", text: tokens(run.inputTokens + run.outputTokens) }),

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { InMemorySessionStore, ReachPolicy, SessionStore, type SessionStoreLike } from "rein";
 import { createServer } from "../create-server";
+import { InMemoryApiKeyStore } from "../auth";
 import { serve, type RunningServer } from "../serve";
 import type { Entries } from "../entries";
 import { deployments, inspectorEntries, waitingProviders } from "../__fixtures__/inspector-agents";
@@ -84,14 +85,17 @@ describe("the Inspector page (headless Chromium)", () => {
 
   it("Stop cancels a running run: the provider's signal aborts, the caller gets status cancelled, the row turns cancelled", async () => {
     await open(inspectorEntries);
+    const before = waitingProviders.length;
     const answer = startRun("wait", "run-stop-1");
     await runRow("wait", "running").waitFor();
-    await waitingProviders[waitingProviders.length - 1]!.started;
+    while (waitingProviders.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    const provider = waitingProviders[before]!;
+    await provider.started;
     const stop = runRow("wait", "running").getByRole("button", { name: "Stop", exact: true });
     // Keyboard reachable: focused and pressed with Enter.
     await stop.focus();
     await page.keyboard.press("Enter");
-    expect(await waitingProviders[waitingProviders.length - 1]!.aborted).toBeDefined();
+    expect(await provider.aborted).toBeDefined();
     expect(await answer).toMatchObject({ status: "cancelled" });
     await runRow("wait", "cancelled").waitFor();
     expect(await runsTable().getByRole("button", { name: "Stop", exact: true }).count()).toBe(0);
@@ -197,6 +201,44 @@ describe("the Inspector page (headless Chromium)", () => {
       store.close();
       rmSync(directory, { recursive: true, force: true });
     }
+  });
+
+  it("with auth, the page asks for a key once and sends it as Bearer; a read-only key shows no buttons and only its own runs", async () => {
+    const keys = new InMemoryApiKeyStore();
+    const reader = (await keys.create({ name: "viewer", scopes: ["read"] })).key;
+    const operator = (await keys.create({ name: "operator", scopes: ["run", "read"] })).key;
+    server = await serve({ app: createServer({ entries: inspectorEntries, store: new InMemorySessionStore(), reach, mintRootBudget: true, inspector: true, auth: { keys } }), resumeInterrupted: false, warn: () => undefined });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    const before = waitingProviders.length;
+    const answer = fetch(`${server.url}/v1/agent/run`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-run-id": "run-auth-1", authorization: `Bearer ${operator}` },
+      body: JSON.stringify({ entry: "wait", task: "x" }),
+    }).then((response) => response.json() as Promise<Record<string, unknown>>);
+    while (waitingProviders.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitingProviders[before]!.started;
+
+    await page.goto(`${server.url}/inspector`);
+    await page.getByLabel(/API key/).fill(reader);
+    await page.getByRole("button", { name: "Use key", exact: true }).click();
+    await page.getByText(/^Read-only/).waitFor();
+    await page.getByText("live", { exact: true }).waitFor();
+    expect(await runsTable().getByText("No runs yet.").isVisible()).toBe(true);
+    for (const name of ["Stop", "Approve", "Deny", "Resume"]) expect(await page.getByRole("button", { name, exact: true }).count()).toBe(0);
+
+    // Another key, once; a reload keeps it (sessionStorage): no second prompt.
+    await page.evaluate(() => (globalThis as unknown as { sessionStorage: { clear(): void } }).sessionStorage.clear());
+    await page.reload();
+    await page.getByLabel(/API key/).fill(operator);
+    await page.getByRole("button", { name: "Use key", exact: true }).click();
+    await runRow("wait", "running").waitFor();
+    await page.reload();
+    await runRow("wait", "running").getByRole("button", { name: "Stop", exact: true }).click();
+    expect(await page.getByLabel(/API key/).isVisible()).toBe(false);
+    expect(await answer).toMatchObject({ status: "cancelled" });
+    await runRow("wait", "cancelled").waitFor();
   });
 
   it("readable at 1280×800 and 390×844: screenshots of a run waiting for approval are kept as artifacts", async () => {
