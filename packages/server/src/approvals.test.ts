@@ -1,5 +1,6 @@
 import { InMemorySessionStore } from "rein";
 import { createServer } from "./create-server";
+import { InMemoryApiKeyStore } from "./auth";
 import { deployments, inspectorEntries } from "./__fixtures__/inspector-agents";
 import { sseReader } from "./__fixtures__/sse-reader";
 import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
@@ -89,6 +90,34 @@ describe("approvals over HTTP", () => {
     }
     await answer(app, "run-bad-1", request.data["toolCallId"] as string, { approve: false });
     await events.next((event) => event.event === "run-finish");
+  });
+
+  it("with auth, another key gets 404 on a run's approvals and never sees it on the runs feed; an admin may answer", async () => {
+    const keys = new InMemoryApiKeyStore();
+    const owner = (await keys.create({ name: "owner", scopes: ["run", "read"] })).key;
+    const other = (await keys.create({ name: "other", scopes: ["run", "read"] })).key;
+    const admin = (await keys.create({ name: "admin", scopes: ["admin"] })).key;
+    const app = createServer({ entries: inspectorEntries, store: new InMemorySessionStore(), mintRootBudget: true, auth: { keys } });
+    const as = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
+    const otherFeed = sseReader(await app.request("/v1/runs/events", { headers: as(other) }));
+    await otherFeed.next((event) => event.event === "snapshot");
+    const events = sseReader(
+      await app.request("/v1/agent/run", { method: "POST", headers: { ...as(owner), accept: "text/event-stream", "x-run-id": "run-owned-1" }, body: JSON.stringify({ entry: "ship", task: "x" }) }),
+    );
+    const request = await events.next((event) => event.data["type"] === "approval-request");
+    const path = `/v1/runs/run-owned-1/approvals/${request.data["toolCallId"] as string}`;
+    expect((await app.request("/v1/runs/run-owned-1/approvals", { headers: as(other) })).status).toBe(404);
+    expect((await app.request(path, { method: "POST", headers: as(other), body: '{"approve":true}' })).status).toBe(404);
+    expect((await app.request("/v1/runs/run-owned-1/approvals", { headers: as(owner) })).status).toBe(200);
+    expect((await app.request(path, { method: "POST", headers: as(admin), body: '{"approve":true}' })).status).toBe(200);
+    await events.next((event) => event.event === "run-finish");
+    expect(deployments).toEqual(["api"]);
+    // The other key's feed got nothing of that run: the next thing it sees is its own run.
+    await app.request("/v1/agent/run", { method: "POST", headers: { ...as(other), "x-run-id": "run-other-1" }, body: JSON.stringify({ entry: "quick", task: "x" }) });
+    const next = await otherFeed.next(() => true);
+    expect(JSON.stringify(next.data)).toContain("run-other-1");
+    expect(JSON.stringify(next.data)).not.toContain("run-owned-1");
+    await otherFeed.close();
   });
 
   it("approvalTimeoutMs and inspector are checked at construction", () => {

@@ -38,6 +38,10 @@ export interface RunSummary {
 /**
  * The reach gauge of a run, from its latest `reach-status` event (an
  * unlimited dimension has `limit: null`).
+ * @example
+ * ```ts
+ * const left = run.reach?.tokens.limit === null ? Infinity : run.reach!.tokens.limit - run.reach!.tokens.used;
+ * ```
  */
 export interface ReachFigures {
   readonly depth: { readonly used: number; readonly limit: number | null };
