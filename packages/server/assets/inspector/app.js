@@ -540,7 +540,12 @@
       state.runs.set(message.run.runId, message.run);
       renderRuns();
       renderSelectedRun();
-      if (before && before.status === "running" && message.run.status !== "running") loadStored();
+      if (before && before.status === "running" && message.run.status !== "running") {
+        loadStored();
+        // The run's last nodes are committed before it answers: read them now.
+        var selected = state.selected;
+        if (selected && selected.kind === "run" && selected.runId === message.run.runId && state.graph && !state.graph.more) loadNodes();
+      }
     } else if (name === "run-event") {
       var selected = state.selected;
       if (!selected || selected.kind !== "run" || selected.runId !== message.runId) return;

@@ -91,9 +91,12 @@ describe("the Inspector page (headless Chromium)", () => {
     while (waitingProviders.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
     const provider = waitingProviders[before]!;
     await provider.started;
-    const stop = runRow("wait", "running").getByRole("button", { name: "Stop", exact: true });
-    // Keyboard reachable: focused and pressed with Enter.
-    await stop.focus();
+    // Keyboard reachable: Tab reaches the row's Stop (no pointer), Enter presses it.
+    const stopInRow = runsTable().locator("tr", { hasText: "wait" }).getByRole("button", { name: "Stop", exact: true });
+    for (let presses = 0; presses < 40 && !(await stopInRow.evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)); presses++) {
+      await page.keyboard.press("Tab");
+    }
+    expect(await stopInRow.evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)).toBe(true);
     await page.keyboard.press("Enter");
     expect(await provider.aborted).toBeDefined();
     expect(await answer).toMatchObject({ status: "cancelled" });
@@ -112,6 +115,9 @@ describe("the Inspector page (headless Chromium)", () => {
     expect(await page.getByRole("group").filter({ hasText: "deploy" }).innerText()).toContain('"service": "api"');
     expect(deployments).toEqual([]);
     await approve.click();
+    // The graph grows without a reload: the tool's node and the run's end appear.
+    await page.getByRole("button", { name: "code: Deployer.deploy (completed)", exact: true }).waitFor();
+    await page.getByRole("button", { name: "code: Deployer.ship (completed)", exact: true }).waitFor();
     const result = await answer;
     expect(result).toMatchObject({ status: "completed" });
     expect(result["result"]).toContain("deployed api");
