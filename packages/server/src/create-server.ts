@@ -215,7 +215,7 @@ export function createServer(options: CreateServerOptions): Hono {
     state.runs.set(inFlight, controller);
     // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
     const hangUp = onHangUp(c, controller);
-    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent) });
+    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent) });
     const usage = { inputTokens: 0, outputTokens: 0 };
     // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;

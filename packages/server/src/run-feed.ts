@@ -1,4 +1,4 @@
-import type { RunEvent, ToolApprover } from "rein";
+import type { ReachBudget, RunEvent, ToolApprover } from "rein";
 import type { Caller } from "./auth/caller";
 import { clientSessionId } from "./ownership";
 import type { Approvals, ApprovalRequestEvent, PendingApproval } from "./approvals";
@@ -112,12 +112,24 @@ export class RunFeed {
   constructor(private readonly approvals: Approvals) {}
 
   /** Starts watching a run; `emit` sends an `approval-request` on the run's own stream too. */
-  watch(run: { owner: string; runId: string; entry: string; storedSessionId: string; signal: AbortSignal; emit: (event: ApprovalRequestEvent) => void }): WatchedRun {
+  watch(run: { owner: string; runId: string; entry: string; storedSessionId: string; budget?: ReachBudget; signal: AbortSignal; emit: (event: ApprovalRequestEvent) => void }): WatchedRun {
     const key = `${++this.#next}`;
+    const startedAt = Date.now();
     const tracked: Tracked = {
       owner: run.owner,
       storedSessionId: run.storedSessionId,
-      summary: { runId: run.runId, entry: run.entry, status: "running", startedAt: Date.now(), requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      summary: {
+        runId: run.runId,
+        entry: run.entry,
+        status: "running",
+        startedAt,
+        requests: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+        // Until its first reach-status, a run shows the budget it was admitted with, nothing used.
+        ...(run.budget === undefined ? {} : { reach: figuresOfBudget(run.budget, startedAt) }),
+      },
       pending: () => [],
     };
     const { approvals, end } = this.approvals.open(
@@ -213,6 +225,19 @@ function summaryFor(caller: Caller, tracked: Tracked): RunSummary {
 
 function limitOf(limit: number): number | null {
   return Number.isFinite(limit) ? limit : null;
+}
+
+function figuresOfBudget(budget: ReachBudget, now: number): ReachFigures {
+  const limit = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? null : value);
+  return {
+    depth: { used: 0, limit: limit(budget.depth) },
+    tokens: { used: 0, limit: limit(budget.tokens) },
+    costUsd: { used: 0, limit: limit(budget.costUsd) },
+    memoryMb: { used: 0, limit: limit(budget.memoryMb) },
+    zone: budget.zones === undefined ? "any" : budget.zones.join(" or "),
+    elapsedMs: 0,
+    remainingMs: budget.deadline === undefined ? null : Math.max(0, budget.deadline - now),
+  };
 }
 
 function figuresOf(event: Extract<RunEvent, { type: "reach-status" }>): ReachFigures {

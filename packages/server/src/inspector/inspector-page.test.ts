@@ -91,6 +91,9 @@ describe("the Inspector page (headless Chromium)", () => {
     while (waitingProviders.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
     const provider = waitingProviders[before]!;
     await provider.started;
+    // Its first request has not been answered, so no reach-status yet: the gauge shows the budget it was admitted with.
+    await runRow("wait", "running").getByRole("button", { name: "wait", exact: true }).click();
+    expect(await page.getByRole("meter", { name: "Depth" }).getAttribute("max")).toBe("6");
     // Keyboard reachable: Tab reaches the row's Stop (no pointer), Enter presses it.
     const stopInRow = runsTable().locator("tr", { hasText: "wait" }).getByRole("button", { name: "Stop", exact: true });
     for (let presses = 0; presses < 40 && !(await stopInRow.evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)); presses++) {
