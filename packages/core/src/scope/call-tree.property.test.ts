@@ -209,9 +209,10 @@ it("random call trees: zero leaked frames, zero nodes left running, zero failed 
       const expectedFailures = countFailures(spec);
       expect(failed.filter((n) => n.name === "Tree.visit").length).toBe(expectedFailures);
     }),
-    { numRuns: Number(process.env["REIN_PROPERTY_RUNS"] ?? 10_000) },
+    // 2,000 random trees by default (10,000 took 76 s on a loaded 2-core machine); REIN_PROPERTY_RUNS=10000 for a deep run.
+    { numRuns: Number(process.env["REIN_PROPERTY_RUNS"] ?? 2_000) },
   );
-  expect(runs).toBeGreaterThanOrEqual(Number(process.env["REIN_PROPERTY_RUNS"] ?? 10_000));
+  expect(runs).toBeGreaterThanOrEqual(Number(process.env["REIN_PROPERTY_RUNS"] ?? 2_000));
   expect(nodesChecked).toBeGreaterThan(runs);
 }, 600_000);
 
