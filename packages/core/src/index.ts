@@ -4,8 +4,8 @@
  * @packageDocumentation
  */
 export { Agent } from "./agent/agent";
-export { isAgentClass } from "./agent/agent-brand";
-export type { AgentClass } from "./agent/agent-brand";
+export { isAgentClass } from "./agent/agent-class";
+export type { AgentClass } from "./agent/agent-class";
 export { ChatAgent } from "./agent/chat-agent";
 export type { TurnRequest, TurnOptions, TurnResult, TurnStatus, TurnContinuation, ResumeTurnOptions } from "./agent/turns";
 export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort, InferOutput } from "./agent/agent";
@@ -31,7 +31,8 @@ export { ToolContent } from "./tools/tool-content";
 export { mcpTools } from "./tools/mcp-tools";
 export type { McpClientLike, McpToolDescription, McpToolsOptions } from "./tools/mcp-tools";
 export type { TelemetryOptions } from "./telemetry/telemetry-options";
-export type { Tool, ToolDefinition, ToolExecuteOptions } from "./tools/tool";
+export type { Tool } from "./tools/tool";
+export type { ToolDefinition, ToolExecuteOptions } from "./tools/tool-definition";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
 export { currentSignal } from "./scope/call-scope";
 export { addPreInvocationHook, removePreInvocationHook } from "./scope/hooks";

@@ -1,13 +1,8 @@
-import type { ModelProvider } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
-import { agentFunctionOptionsSchema } from "../options/agent-options-schema";
-import { Agent, type AgentOptions, type AskOptions } from "./agent";
+import { Agent } from "./agent";
+import { agentFunctionOptionsSchema, type AgentFunctionOptions, type AskOptions } from "./agent-options";
 
-/** Options of the standalone {@link agent} function: agent settings, per-call settings, and optionally a provider. */
-export interface AgentFunctionOptions extends Omit<AgentOptions, "methodOptions" | "execution">, Omit<AskOptions, keyof AgentOptions> {
-  /** Shorthand for `runtime: new Runtime({ provider })`. */
-  provider?: ModelProvider;
-}
+export type { AgentFunctionOptions } from "./agent-options";
 
 /**
  * Runs one prompt through a model-tool loop without defining a class.

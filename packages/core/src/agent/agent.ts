@@ -30,113 +30,22 @@ import {
   checkTurnArguments,
   checkResumeArguments,
   checkChooseArguments,
-} from "../options/agent-options-schema";
+  type AgentClassDefaults,
+  type AgentOptions,
+  type AgentSpec,
+  type AgentToolEntry,
+  type AskOptions,
+  type ChoiceOptions,
+  type Effort,
+} from "./agent-options";
 
-/** Reasoning effort, for models that take one. */
-export type Effort = "low" | "medium" | "high";
-
-/** A tool, or the name of one of the agent's `tool: true` methods. */
-export type AgentToolEntry = Tool | string;
-
-/** Options of the {@link Agent} constructor; each overrides the class default of the same name. */
-export interface AgentOptions {
-  /** Model id. @default the runtime's, else the provider's */
-  model?: string;
-  effort?: Effort;
-  /** The constant system prefix of the agent's requests. @default "" */
-  instructions?: string;
-  /** The Context the agent's calls bind. @default the caller's, else one of its own */
-  context?: Context;
-  /** Tools offered by `ask`: undefined = all the agent's tool methods, [] = none, or a list. */
-  tools?: readonly AgentToolEntry[];
-  /** @default a shared Runtime using the default provider */
-  runtime?: Runtime;
-  /** Per-method overrides of the tool descriptions and settings. */
-  methodOptions?: Readonly<Record<string, MethodOptions>>;
-  /** A name for logs and specs. @default the class name */
-  name?: string;
-  /** What the agent does. */
-  description?: string;
-  /** Decides tool calls of `requiresApproval` methods; without it they are refused. */
-  approveToolCall?: ToolApprover;
-  /** Tool-loop detection overrides for this agent, overlaid field by field on the runtime's. */
-  loopDetection?: LoopDetectionOptions;
-  /**
-   * The reach policy of the agent's calls (a `ReachPolicy` or its options):
-   * logic depth, memory, trust zone, tokens, cost and deadline.
-   * @default the runtime's `reach`, else none
-   */
-  reach?: ReachPolicy | ReachPolicyOptions;
-  /**
-   * Called instead of throwing when reach refuses a call of the agent (an
-   * Agent entry): its value is the call's result, recorded as degraded.
-   */
-  fallback?: (task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown;
-  /**
-   * Settings of the agent's resumable runs (`methodOptions.resumable`):
-   * `codeChangePolicy` applies to every resumable method of the agent that
-   * sets none itself; a resume can still override it.
-   * @default { codeChangePolicy: "keep_original" }
-   */
-  execution?: ExecutionOptions;
-  /**
-   * Every `ask` of the agent answers in this format (see
-   * {@link AskOptions.responseFormat}; a per-call one wins). Declare the
-   * value's type as the class's type parameter: `class Extractor extends
-   * Agent<Invoice> { static responseFormat = InvoiceSchema }`.
-   */
-  responseFormat?: ParametersSchema;
-}
-
-/** Per-call overrides of {@link Agent.ask}. */
-export interface AskOptions {
-  model?: string;
-  effort?: Effort;
-  instructions?: string;
-  tools?: readonly AgentToolEntry[];
-  context?: Context;
-  runtime?: Runtime;
-  toolChoice?: ToolChoice;
-  maxIterations?: number;
-  signal?: AbortSignal;
-  /**
-   * The final answer must match this schema — a zod (Standard Schema) schema
-   * or a JSON Schema object — and `ask` resolves with the validated value
-   * (typed from a zod schema) instead of text. The provider's native
-   * structured output is used; an answer that does not validate gets one
-   * repair request, then {@link OutputValidationError}. Tools still run
-   * first in the same loop.
-   */
-  responseFormat?: ParametersSchema;
-}
+export type { AgentClassDefaults, AgentOptions, AgentSpec, AgentToolEntry, AskOptions, ChoiceOptions, Effort } from "./agent-options";
 
 /**
  * The value a `responseFormat` schema validates to: the output type of a zod
  * (Standard Schema) schema, `unknown` for a JSON Schema.
  */
 export type InferOutput<S> = S extends { readonly "~standard": { readonly types?: { readonly output: infer O } | undefined } } ? O : unknown;
-
-/**
- * The static fields a subclass may declare as class defaults. Annotate with
- * it to have them type-checked: `static methodOptions: AgentClassDefaults["methodOptions"] = {...}`.
- */
-export type AgentClassDefaults = Pick<
-  AgentOptions,
-  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback" | "execution"
->;
-
-/** A plain description of an agent, for {@link Agent.fromSpec}. */
-export interface AgentSpec {
-  name?: string;
-  description?: string;
-  instructions?: string;
-  model?: string;
-  effort?: Effort;
-  tools?: readonly AgentToolEntry[];
-}
-
-/** Options of {@link Agent.choose}: ids, or ids with descriptions. */
-export type ChoiceOptions = readonly string[] | Readonly<Record<string, string>> | readonly { id: string; description?: string }[];
 
 let defaultRuntime: Runtime | undefined;
 

@@ -3,7 +3,7 @@ import type { ScopedFunctionInfo } from "../scope/call-scope";
 import { enterFunctionScope, type ScopeOwner } from "../scope/enter-scope";
 import { resolveSchema, type ResolvedSchema } from "../tools/schema";
 import { paramTypesOf, readSignature, schemaFromSignature } from "../tools/signature";
-import { checkToolName } from "../tools/tool";
+import { checkToolName } from "../tools/tool-definition";
 import { decoratedOptions } from "./method-decorator";
 import { validateMethodOptions, type MethodOptions } from "./method-options";
 import { resumableOptionsOf } from "../resumable/resumable-options";

@@ -24,4 +24,5 @@ export {
 } from "./provider-errors";
 export type { ProviderErrorDetails } from "./provider-errors";
 export { ScriptedProvider } from "./scripted-provider";
-export type { ScriptedTurn, ScriptedProviderOptions } from "./scripted-provider";
+export type { ScriptedTurn } from "./scripted-provider";
+export type { ScriptedProviderOptions } from "./scripted-provider-options";

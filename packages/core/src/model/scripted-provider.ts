@@ -1,5 +1,5 @@
 import { ReinError } from "@rein/guard";
-import { checkScriptedProviderArguments } from "../options/scripted-provider-schema";
+import { checkScriptedProviderArguments, type ScriptedProviderOptions } from "./scripted-provider-options";
 import type { ContentBlock, ToolUseBlock } from "./content";
 import type {
   ModelCallOptions,
@@ -32,27 +32,6 @@ export type ScriptedTurn =
   | Error
   | { text?: string; toolCalls?: ScriptedToolCall[]; stopReason?: StopReason; usage?: Partial<Usage> }
   | ((request: ModelRequest, index: number) => ScriptedTurn);
-
-/** Options of {@link ScriptedProvider}. */
-export interface ScriptedProviderOptions {
-  /** Model id reported in responses. @default "scripted" */
-  modelId?: string;
-  /**
-   * What to do once every turn was played: `"error"` throws, `"repeat-last"`
-   * plays the last turn again forever (a model stuck in a habit).
-   * @default "error"
-   */
-  whenExhausted?: "error" | "repeat-last";
-  /**
-   * Keep a deep copy of every request in {@link ScriptedProvider.requests}.
-   * Turn it off where nobody reads them (benchmarks, long soak tests): each
-   * copy costs a `structuredClone` of the whole conversation, and they pile
-   * up for the provider's lifetime. {@link ScriptedProvider.requestCount}
-   * still counts.
-   * @default true
-   */
-  recordRequests?: boolean;
-}
 
 /**
  * A {@link ModelProvider} that replays scripted assistant turns and records

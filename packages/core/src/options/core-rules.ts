@@ -1,3 +1,4 @@
+import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
 import { Context } from "../context/context";
 import { anyOf, arrayOf, hasMethods, instanceOf, isObject, nonEmptyString, object, oneOf, required, rule, type Rule } from "./option-schema";
 
@@ -68,3 +69,14 @@ export const loopDetection: Rule = rule("loop-detection settings (an object)", i
 
 /** A model provider, or anything with its `complete` method. */
 export const provider: Rule = hasMethods("a model provider (an object with a complete method)", "complete");
+
+/** Surfaces the guard's loop-detection `TypeError`s at construction rather than at the first request. */
+export function checkLoopDetection(owner: string, settings: LoopDetectionOptions): void {
+  try {
+    resolveLoopDetectionConfig(settings);
+  } catch (error) {
+    // The guard's message already names the loopDetection option ("Invalid loopDetection option 'enabled': …"): say whose it is.
+    if (error instanceof TypeError) throw new TypeError(`${error.message} (in the ${owner} options)`, { cause: error });
+    throw error;
+  }
+}

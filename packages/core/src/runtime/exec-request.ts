@@ -7,6 +7,8 @@ import type { ParametersSchema } from "../tools/schema";
 import type { RunEventListener } from "./runtime-events";
 import type { RunResult } from "./run-result";
 import type { RunResumption } from "./turn-pause";
+import { abortSignal, content, context, effort, loopDetection, modelId, toolChoice, toolList } from "../options/core-rules";
+import { func, optionsSchema, positiveInteger, required, rule, string } from "../options/option-schema";
 
 /** One model-tool loop to run. */
 export interface ExecRequest {
@@ -57,4 +59,44 @@ export interface ExecRequest {
    * @internal
    */
   listener?: { readonly deliver: RunEventListener; readonly gate: () => Promise<void> | undefined };
+}
+
+/** {@link ExecRequest}: what `runtime.exec` takes. */
+export const execRequestSchema = optionsSchema<ExecRequest>("Runtime.exec", {
+  content: required(content),
+  system: string,
+  tools: toolList,
+  toolChoice,
+  maxIterations: positiveInteger,
+  signal: abortSignal,
+  model: modelId,
+  effort,
+  context,
+  loopDetection,
+  responseFormat: rule("a zod schema or a JSON Schema object", (value) => typeof value === "object" && value !== null && !Array.isArray(value), "object"),
+  agent: string,
+  steering: func("a function () => string[]"),
+  turn: rule("a turn marker", (value) => typeof value === "object" && value !== null, "object"),
+  onFinish: func("a function (result) => void"),
+  listener: rule("a run listener", (value) => typeof value === "object" && value !== null, "object"),
+});
+
+/**
+ * Checks a `runtime.exec` request: its fields, and that a forced
+ * `toolChoice` can be honoured by the tools offered.
+ */
+export function checkExecRequest(request: unknown): ExecRequest {
+  const parsed = execRequestSchema.parse(request);
+  const choice = parsed.toolChoice;
+  if (choice === undefined || choice === "auto" || choice === "none") return parsed;
+  const names = (parsed.tools ?? []).map((tool) => tool.spec.name);
+  if (choice === "required" && names.length === 0) {
+    throw new TypeError(`Invalid Runtime.exec option toolChoice: "required" — the request offers no tools to call`);
+  }
+  if (typeof choice === "object" && !names.includes(choice.name)) {
+    throw new TypeError(
+      `Invalid Runtime.exec option toolChoice: names tool '${choice.name}', which the request does not offer (its tools: ${names.join(", ") || "none"})`,
+    );
+  }
+  return parsed;
 }

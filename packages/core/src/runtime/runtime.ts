@@ -3,7 +3,8 @@ import { defaultLogger } from "./silent-logger";
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
 import { MAX_AGENTIC_RECURSION_DEPTH, ReachPolicy, type ReachPolicyOptions } from "@rein/guard";
 import { MissingProviderError } from "../errors/core-errors";
-import { checkExecRequest, checkRuntimeOptions } from "../options/runtime-options-schema";
+import { checkExecRequest } from "./exec-request";
+import { checkRuntimeOptions, type RuntimeOptions } from "./runtime-options";
 import type { ModelProvider } from "../model/model-provider";
 import type { ExecRequest } from "./exec-request";
 import { LoopGuard, type ResolvedLoopDetection } from "./loop-guard";
@@ -15,52 +16,7 @@ import type { Pricing } from "./run-result";
 import type { TelemetryOptions } from "../telemetry/telemetry-options";
 
 export type { ExecRequest } from "./exec-request";
-
-/** Options of the {@link Runtime} constructor. */
-export interface RuntimeOptions {
-  /** The model provider. @default the factory installed with {@link setDefaultProviderFactory} (the `rein` package installs one reading the environment) */
-  provider?: ModelProvider;
-  /** Model id used when an agent names none. @default the provider's own */
-  model?: string;
-  /** Active frames of one function allowed on a chain. @default 5 */
-  recursionLimit?: number;
-  /** Repeats of a call cycle allowed. @default 2 */
-  maxCycleRepeats?: number;
-  /** Frames allowed on one chain. @default 25 */
-  maxChainDepth?: number;
-  /** Model requests per model-tool loop. @default 20 */
-  maxIterations?: number;
-  /** Model requests shared by a run and every run nested in it. @default 100 */
-  maxSteps?: number;
-  /** A pino logger. @default silent, unless REIN_LOG_LEVEL is set */
-  logger?: Logger;
-  /** Receives every {@link RunEvent} of runs on this runtime, nested agents' included. */
-  onEvent?: RunEventListener;
-  /**
-   * Global tool-loop detection settings; agents overlay theirs field by
-   * field. Detection is ON in the Runtime unless this or an agent says
-   * `{ enabled: false }`.
-   * @default { enabled: true } with the thresholds of `DEFAULT_LOOP_DETECTION_CONFIG`
-   */
-  loopDetection?: LoopDetectionOptions;
-  /** Compact the conversation before a request whose estimated size exceeds this many tokens. @default only on a provider's context overflow */
-  maxContextTokens?: number;
-  /** Prices per model (US dollars per million tokens), for `RunResult.usage.costUsd`. @default no cost figures */
-  pricing?: Pricing;
-  /**
-   * The reach policy of runs on this runtime (a `ReachPolicy`, e.g. from
-   * `loadReachConfig()`, or its options): logic depth, memory, trust zone,
-   * tokens, cost and deadline. @default none
-   */
-  reach?: ReachPolicy | ReachPolicyOptions;
-  /**
-   * OpenTelemetry spans of this runtime's runs (made only when the app
-   * registers an OpenTelemetry SDK). Message content, tool arguments and
-   * tool results go on spans only with `captureContent: true`.
-   * @default { captureContent: false }
-   */
-  telemetry?: TelemetryOptions;
-}
+export type { RuntimeOptions } from "./runtime-options";
 
 let defaultProviderFactory: (() => ModelProvider) | undefined;
 

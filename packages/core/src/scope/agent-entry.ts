@@ -2,9 +2,9 @@ import type { Span } from "@opentelemetry/api";
 import { ReachRun, type ReachError } from "@rein/guard";
 import type { RunEvents } from "../runtime/run-events";
 import { traceAgentEntry, traceReach } from "../telemetry/agent-entry-span";
-import type { TraceScope } from "../telemetry/tracing";
+import type { TraceScope } from "../telemetry/trace-scope";
 import type { CallScope, ScopedFunctionInfo } from "./call-scope";
-import type { ScopeOwner } from "./enter-scope";
+import type { ScopeOwner } from "./scope-owner";
 
 /** What entering a scoped call means for the agent nesting, the reach budget and the trace. @internal */
 export interface AgentEntry {

@@ -8,7 +8,7 @@ import type { RunEvents } from "../runtime/run-events";
 import type { RunLedger } from "../runtime/run-ledger";
 import type { SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionCursor } from "./session-cursor";
-import type { TraceScope } from "../telemetry/tracing";
+import type { TraceScope } from "../telemetry/trace-scope";
 
 /** What the runtime needs to know about the function a scope runs. */
 export interface ScopedFunctionInfo {

@@ -1,5 +1,5 @@
 import * as guard from "@rein/guard";
-import type { ChainLimits, Frame, ReachError, ReachPolicy } from "@rein/guard";
+import type { Frame, ReachError } from "@rein/guard";
 import { Context } from "../context/context";
 import { ContextHeadError, ContextStoreError, InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
@@ -12,34 +12,13 @@ import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 import type { Span } from "@opentelemetry/api";
 import { answerRefusal, enterAgent } from "./agent-entry";
+import type { ScopeOwner } from "./scope-owner";
 import { endSpanWith, failSpan, withActiveSpan } from "../telemetry/tracing";
 
 // Held in a const: the package's re-exported binding is a getter, and this is the hot path.
 const runInFrame = guard.runInFrame;
 
-/** Where a scoped call takes its Context and guard limits from (an Agent). */
-export interface ScopeOwner {
-  /** The Context a call of the owner binds, given the caller's (own Context first, then the caller's). */
-  contextFor(callerContext: Context | undefined): Context;
-  /** Guard limits of the owner (recursion ceiling, cycle repeats, chain depth); undefined = defaults. */
-  readonly scopeLimits: ChainLimits | undefined;
-  /**
-   * Where the owner's calls report: its runtime's listener and logger,
-   * chained under the caller's sink (so calls outside any model-tool loop
-   * report too, and a nested agent's runtime hears its own calls).
-   */
-  eventsFor?(parent: RunEvents | undefined): RunEvents | undefined;
-  /**
-   * Set on Agents: entering one of its methods from outside the agent is an
-   * Agent entry (one level of logic depth), checked against the reach
-   * policy that applies (`reachPolicy`).
-   */
-  readonly agentEntry?: {
-    readonly reachPolicy: ReachPolicy | undefined;
-    /** Called instead of throwing when reach refuses the entry; its value is the call's result. */
-    readonly fallback: ((task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown) | undefined;
-  };
-}
+export type { ScopeOwner } from "./scope-owner";
 
 /**
  * Runs `target.apply(thisArg, args)` as a scoped call: a guard frame (the

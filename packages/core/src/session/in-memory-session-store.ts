@@ -25,7 +25,7 @@ import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "
 import { applyUpdate, withSeq } from "./node-update";
 import { ProposedSeqs } from "./proposed-seqs";
 import type { ConsumeOnceStore } from "./consume-once";
-import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "../options/session-arguments";
+import { checkCreateSessionArguments, checkNodeId, checkSessionId, exportGraphOptionsSchema, readAncestryOptionsSchema } from "./session-arguments";
 import { checkRunArguments, commitFences, type LeaseFence, type RunLeaseStore, type RunRecord, type RunState } from "./run-leases";
 
 interface MemoryRun {

@@ -17,13 +17,12 @@ export { isRunLeaseStore } from "./run-leases";
 export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "./run-leases";
 export { isConsumeOnceStore } from "./consume-once";
 export type { ConsumeOnceStore } from "./consume-once";
-export type { SessionStoreOptions } from "./session-store";
+export type { SessionStoreOptions } from "./session-store-options";
 export { InMemorySessionStore } from "./in-memory-session-store";
 export { SessionNodeWriter } from "./session-node-writer";
+export type { SessionNodeWriterOptions, SessionWriteBatching } from "./session-node-writer-options";
 export type {
   SessionNodeInput,
-  SessionNodeWriterOptions,
-  SessionWriteBatching,
   SessionAppendOptions,
   SessionUpdateOptions,
   SessionFlushOptions,

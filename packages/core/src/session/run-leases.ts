@@ -1,4 +1,7 @@
 import type { SessionCommitOptions } from "./session-store-like";
+import type { LeaseFence } from "./lease-fence";
+
+export type { LeaseFence } from "./lease-fence";
 
 /**
  * The state of a resumable run as its store keeps it:
@@ -42,25 +45,6 @@ export interface RunRecord {
    * epochs (one written before them): its runs' writes are not fenced.
    */
   readonly leaseEpoch?: number;
-}
-
-/**
- * The lease a write of a resumable run is made under: the run and the
- * epoch of the lease its worker holds. A store verifies it in the same
- * transaction as the write and refuses the whole write with a
- * {@link LeaseLostError} when the run's current epoch is another (the run
- * was claimed since), so a worker that lost its lease cannot overwrite what
- * the new holder wrote.
- * @example
- * ```ts
- * store.commit("s1", [{ kind: "update", id: runId, fields: { output: "done" } }], { fences: [{ runId, epoch: 2 }] });
- * ```
- */
-export interface LeaseFence {
-  /** The run (its code node id). */
-  readonly runId: string;
-  /** The lease epoch the writer holds ({@link RunRecord.leaseEpoch} when it registered or claimed the run). */
-  readonly epoch: number;
 }
 
 /**

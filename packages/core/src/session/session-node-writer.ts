@@ -8,7 +8,8 @@ import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from
 import { applyUpdate, mergeUpdate, withSeq } from "./node-update";
 import { reportCommitFailure, type SessionCommitFailure } from "./commit-failure";
 import { ProposedSeqs } from "./proposed-seqs";
-import { checkNodeId, checkWriterArguments } from "../options/session-arguments";
+import { checkNodeId } from "./session-arguments";
+import { checkWriterArguments, type SessionNodeWriterOptions, type SessionWriteBatching } from "./session-node-writer-options";
 
 /**
  * A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing.
@@ -47,37 +48,6 @@ export interface SessionNodeInput {
  * commits only on `flush()`; `"none"` commits every write synchronously.
  * @default "tick"
  */
-export type SessionWriteBatching = "tick" | "manual" | "none";
-
-/**
- * Options of {@link SessionNodeWriter}.
- * @example
- * ```ts
- * new SessionNodeWriter(store, "s1", { batching: "manual" });
- * new SessionNodeWriter(store, "s1", { onCommitError: (failure) => logger.error({ err: failure.error }, "commit failed") });
- * ```
- */
-export interface SessionNodeWriterOptions {
-  /** @default "tick" */
-  batching?: SessionWriteBatching;
-  /**
-   * `true`: the writer is the one writer of this (store, session) in the
-   * process, returned again by every `new SessionNodeWriter(store,
-   * sessionId)` and `Context.forSession(store, sessionId)` while it is in
-   * use. `false`: a writer of its own, outside that registry, as another
-   * process would have (tools, tests).
-   * @default true
-   */
-  shared?: boolean;
-  /**
-   * Called once per failure when a commit fails (the writer keeps the
-   * operations and retries them). A handler that throws is ignored. The
-   * failure is also published on {@link SESSION_COMMIT_FAILED_CHANNEL}.
-   * @default none
-   */
-  onCommitError?: (failure: SessionCommitFailure) => void;
-}
-
 /** Options of {@link SessionNodeWriter.append}. */
 export interface SessionAppendOptions {
   /**

@@ -1,6 +1,6 @@
 import type { SessionNode } from "./session-node";
 import type { ReadAncestryOptions } from "./ancestry";
-import type { LeaseFence } from "./run-leases";
+import type { LeaseFence } from "./lease-fence";
 
 /**
  * Options of {@link SessionStoreLike.createSession}.

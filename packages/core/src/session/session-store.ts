@@ -32,42 +32,11 @@ import {
   checkSessionId,
   exportGraphOptionsSchema,
   readAncestryOptionsSchema,
-  sessionStoreOptionsSchema,
-} from "../options/session-arguments";
+} from "./session-arguments";
+import { sessionStoreOptionsSchema, type SessionStoreOptions } from "./session-store-options";
 
 /** What the worker's commit answers: `[seqs, headId, stamp]`. */
 type CommitReply = [[string, number][], string | null, string | null];
-
-/**
- * Options of {@link SessionStore}.
- * @example
- * ```ts
- * new SessionStore({ path: ":memory:" });
- * new SessionStore({ path: "runs/sessions.db", shutdownFlush: false });
- * ```
- */
-export interface SessionStoreOptions {
-  /**
-   * The database file (its directory is created), or `":memory:"`.
-   * @default ".rein/sessions.db" under process.cwd()
-   */
-  path?: string;
-  /**
-   * Commit pending writes and mark running nodes interrupted on SIGINT,
-   * SIGTERM and `process.exit` (see {@link installShutdownFlush}).
-   * @default true for a file, false for ":memory:"
-   */
-  shutdownFlush?: boolean;
-  /**
-   * Milliseconds {@link SessionStore.commitWithRetry} keeps retrying while
-   * another connection holds the write lock, without blocking the event
-   * loop. A synchronous call (`createSession`, `setHead`, `commit`, …) waits
-   * one short attempt (at most {@link BUSY_ATTEMPT_MS}) and then throws
-   * {@link SessionStoreBusyError}.
-   * @default 5000
-   */
-  busyTimeoutMs?: number;
-}
 
 /** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. */
 function encodeFences(fences: readonly LeaseFence[]): (readonly [string, number])[] | null {

@@ -8,7 +8,7 @@ import {
   checkSessionId,
   exportGraphOptionsSchema,
   readAncestryOptionsSchema,
-} from "../options/session-arguments";
+} from "./session-arguments";
 
 /**
  * What a session store written outside `@rein/core` needs to behave like

@@ -3,6 +3,9 @@ import type { Attributes, Context as OtelContext, Span, Tracer, TracerProvider }
 import { parseTraceparent } from "@rein/guard";
 import { describeError, errorMessage } from "../errors/describe-error";
 import type { CallScope } from "../scope/call-scope";
+import type { TraceScope } from "./trace-scope";
+
+export type { TraceScope } from "./trace-scope";
 
 /**
  * OpenTelemetry spans of Rein runs, following the GenAI semantic
@@ -72,14 +75,6 @@ export function activeTracer(): Tracer | undefined {
     cachedTracer = provider.getTracer(TRACER_NAME);
   }
   return cachedTracer;
-}
-
-/** The span of the innermost traced Rein call, with what its children need. */
-export interface TraceScope {
-  readonly tracer: Tracer;
-  readonly span: Span;
-  /** The agent (class name) whose `invoke_agent` span is the nearest one up: a loop of another agent opens its own. */
-  readonly agent: string;
 }
 
 /**

@@ -5,7 +5,8 @@ import type { ImageBlock, TextBlock } from "../model/content";
 import type { JsonSchema } from "../model/model-provider";
 import { enterFunctionScope } from "../scope/enter-scope";
 import { resolveSchema } from "./schema";
-import { validateArguments, type Tool, type ToolExecuteOptions } from "./tool";
+import { validateArguments, type Tool } from "./tool";
+import type { ToolExecuteOptions } from "./tool-definition";
 import { ToolContent } from "./tool-content";
 
 /**

@@ -1,22 +1,9 @@
 import type { Frame } from "@rein/guard";
 import { ToolArgumentsError } from "../errors/core-errors";
 import type { ToolSpec } from "../model/model-provider";
-import { resolveSchema, type ParametersSchema, type ResolvedSchema } from "./schema";
+import { resolveSchema, type ResolvedSchema } from "./schema";
 import { enterFunctionScope } from "../scope/enter-scope";
-import { toolDefinitionSchema } from "../options/tool-definition-schema";
-
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** Options passed to a tool's `execute` by the runtime. */
-export interface ToolExecuteOptions {
-  readonly signal?: AbortSignal;
-  /**
-   * A paused turn's resume approved this call (`resumeTurn(…, { approve: true })`):
-   * a `requiresApproval` method runs without asking its approver.
-   * @internal
-   */
-  readonly approved?: boolean;
-}
+import { toolDefinitionSchema, type ToolDefinition, type ToolExecuteOptions } from "./tool-definition";
 
 /**
  * A tool the model can call: its `spec` is what the model sees; `execute`
@@ -43,24 +30,6 @@ export interface Tool {
    */
   readonly awaitsApproval?: boolean;
   execute(args: unknown, options?: ToolExecuteOptions): Promise<unknown>;
-}
-
-/** What {@link tool} takes. */
-export interface ToolDefinition<Args, Result> {
-  /** 1–64 letters, digits, `_` or `-` (what every provider accepts). */
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments object, or a zod (Standard Schema) schema. @default no arguments */
-  parameters?: ParametersSchema;
-  /** Runs the tool with validated arguments. */
-  execute: (args: Args, options: ToolExecuteOptions) => Result | Promise<Result>;
-  /** Marks the tool as a poll tool for loop detection. @default false */
-  poll?: boolean;
-  /**
-   * Milliseconds a call may run; then `options.signal` fires with a
-   * `ToolTimeoutError` and the model gets a tool error. @default unlimited
-   */
-  timeout?: number;
 }
 
 /**
@@ -92,13 +61,6 @@ export function tool<Args = Record<string, unknown>, Result = unknown>(definitio
   };
 }
 let toolCounter = 0;
-
-/** Throws a `TypeError` naming `where` when `name` is not a valid tool name. */
-export function checkToolName(name: unknown, where: string): void {
-  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    throw new TypeError(`${where}: invalid tool name ${JSON.stringify(name)} — use 1–64 letters, digits, '_' or '-'`);
-  }
-}
 
 /** Validates tool arguments, throwing {@link ToolArgumentsError} that lists every problem. */
 export async function validateArguments(toolName: string, schema: ResolvedSchema, args: unknown): Promise<unknown> {

@@ -2,13 +2,13 @@ export {
   DEFAULT_LOOP_DETECTION_CONFIG,
   resolveLoopDetectionConfig,
 } from "./loop-detection-config";
+export type { LoopDetectionConfig } from "./loop-detection-config";
 export type {
-  LoopDetectionConfig,
   LoopDetectionOptions,
   LoopDetectionToolOverride,
   LoopDetectorSwitches,
   PostCompactionGuardConfig,
-} from "./loop-detection-config";
+} from "./loop-detection-options";
 export { hashToolCall, hashOutcome } from "./stable-hash";
 export type { HashOutcomeOptions, ToolOutcome } from "./stable-hash";
 export { ToolLoopDetector } from "./loop-detector";

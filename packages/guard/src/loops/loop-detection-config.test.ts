@@ -1,4 +1,5 @@
-import { DEFAULT_LOOP_DETECTION_CONFIG, type LoopDetectionOptions, resolveLoopDetectionConfig } from "./loop-detection-config";
+import { DEFAULT_LOOP_DETECTION_CONFIG, resolveLoopDetectionConfig } from "./loop-detection-config";
+import type { LoopDetectionOptions } from "./loop-detection-options";
 import { ToolLoopDetector } from "./loop-detector";
 
 describe("resolveLoopDetectionConfig", () => {

@@ -1,48 +1,10 @@
-import { checkLoopDetectionOptions } from "./loop-detection-schema";
-
-/**
- * Which detectors of {@link ToolLoopDetector} run. `unknown_tool_repeat` and
- * `global_circuit_breaker` have no switch: they stay on whenever loop
- * detection is enabled.
- */
-export interface LoopDetectorSwitches {
-  /** Same tool and arguments repeated (`generic_repeat`). @default true */
-  genericRepeat: boolean;
-  /** A poll tool returning the same thing for the same arguments (`known_poll_no_progress`). @default true */
-  knownPollNoProgress: boolean;
-  /** Alternation between two call patterns (`ping_pong`). @default true */
-  pingPong: boolean;
-  /** Two or three argument patterns cycled without any new result (`argument_churn`). @default true */
-  argumentChurn: boolean;
-  /** One tool failing with the same error again and again (`repeated_error`). @default true */
-  repeatedError: boolean;
-}
-
-/** Settings of the {@link PostCompactionGuard}. */
-export interface PostCompactionGuardConfig {
-  /**
-   * Tool calls the guard watches after a compaction retry, and the number of
-   * identical (tool, arguments, result) triples that abort the run.
-   * @default 3
-   */
-  windowSize: number;
-  /**
-   * Whether the guard runs. Unless set here it follows the loop-detection
-   * master switch: on unless `enabled` is explicitly `false`.
-   * @default true
-   */
-  enabled: boolean;
-}
-
-/** Per-tool settings in {@link LoopDetectionConfig.toolOverrides}. */
-export interface LoopDetectionToolOverride {
-  /**
-   * Keys dropped from this tool's results before hashing, replacing the
-   * global {@link LoopDetectionConfig.volatileKeys} for this tool. Spread
-   * `DEFAULT_LOOP_DETECTION_CONFIG.volatileKeys` to extend instead of replace.
-   */
-  volatileKeys?: readonly string[];
-}
+import {
+  checkLoopDetectionOptions,
+  type LoopDetectionOptions,
+  type LoopDetectionToolOverride,
+  type LoopDetectorSwitches,
+  type PostCompactionGuardConfig,
+} from "./loop-detection-options";
 
 /**
  * The resolved tool-loop detection settings, every field present. Build one
@@ -84,43 +46,6 @@ export interface LoopDetectionConfig {
   volatileKeys: readonly string[];
   /** Per-tool settings by tool name. @default {} */
   toolOverrides: Readonly<Record<string, LoopDetectionToolOverride>>;
-}
-
-/**
- * Loop-detection settings as written by a user: every field optional, nested
- * blocks partial. Omitted fields keep the value beneath them (per-agent over
- * global over {@link DEFAULT_LOOP_DETECTION_CONFIG}).
- *
- * @example
- * ```ts
- * const options: LoopDetectionOptions = { enabled: true, detectors: { pingPong: false } };
- * ```
- */
-export interface LoopDetectionOptions {
-  /** {@inheritDoc LoopDetectionConfig.enabled} */
-  enabled?: boolean;
-  /** {@inheritDoc LoopDetectionConfig.historySize} */
-  historySize?: number;
-  /** {@inheritDoc LoopDetectionConfig.warningThreshold} */
-  warningThreshold?: number;
-  /** {@inheritDoc LoopDetectionConfig.criticalThreshold} */
-  criticalThreshold?: number;
-  /** {@inheritDoc LoopDetectionConfig.unknownToolThreshold} */
-  unknownToolThreshold?: number;
-  /** {@inheritDoc LoopDetectionConfig.globalCircuitBreakerThreshold} */
-  globalCircuitBreakerThreshold?: number;
-  /** {@inheritDoc LoopDetectionConfig.maxBlockedCalls} */
-  maxBlockedCalls?: number;
-  /** Detector switches; each omitted one keeps the value beneath. */
-  detectors?: Partial<LoopDetectorSwitches>;
-  /** Post-compaction guard settings; each omitted one keeps the value beneath. */
-  postCompactionGuard?: Partial<PostCompactionGuardConfig>;
-  /** {@inheritDoc LoopDetectionConfig.pollTools} */
-  pollTools?: readonly string[];
-  /** {@inheritDoc LoopDetectionConfig.volatileKeys} */
-  volatileKeys?: readonly string[];
-  /** {@inheritDoc LoopDetectionConfig.toolOverrides} */
-  toolOverrides?: Readonly<Record<string, LoopDetectionToolOverride>>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { LoopDetectionOptions } from "./loop-detection-config";
+import type { LoopDetectionOptions } from "./loop-detection-options";
 import type { LoopDetection, LoopDetectionResult } from "./loop-detection-result";
 import { ToolLoopDetector } from "./loop-detector";
 import { hashToolCall } from "./stable-hash";

@@ -1,8 +1,5 @@
-import {
-  type LoopDetectionConfig,
-  type LoopDetectionOptions,
-  resolveLoopDetectionConfig,
-} from "./loop-detection-config";
+import { type LoopDetectionConfig, resolveLoopDetectionConfig } from "./loop-detection-config";
+import type { LoopDetectionOptions } from "./loop-detection-options";
 import type { LoopDetection, LoopDetectionResult, LoopDetectorKind, LoopLevel } from "./loop-detection-result";
 import * as messages from "./loop-messages";
 import { churnStreak, measureWindow, pingPongStreak } from "./loop-streaks";

@@ -1,4 +1,5 @@
-import { DEFAULT_LOOP_DETECTION_CONFIG, type PostCompactionGuardConfig } from "./loop-detection-config";
+import { DEFAULT_LOOP_DETECTION_CONFIG } from "./loop-detection-config";
+import type { PostCompactionGuardConfig } from "./loop-detection-options";
 import { PostCompactionLoopPersistedError } from "./post-compaction-loop-persisted-error";
 
 /** One tool call as the {@link PostCompactionGuard} sees it: three hashes. */

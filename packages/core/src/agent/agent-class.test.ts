@@ -1,5 +1,5 @@
 import { Agent } from "./agent";
-import { isAgentClass } from "./agent-brand";
+import { isAgentClass } from "./agent-class";
 
 /** A second copy of @rein/core in the same process, as two installed versions (or dist beside src) give. */
 function secondCopyOfCore(): typeof import("../index") {

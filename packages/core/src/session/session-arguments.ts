@@ -1,8 +1,6 @@
-import type { SessionNodeWriterOptions } from "../session/session-node-writer";
-import type { ExportGraphOptions, SessionCreateOptions } from "../session/session-store-like";
-import type { ReadAncestryOptions } from "../session/ancestry";
-import type { SessionStoreOptions } from "../session/session-store";
-import { anyOf, boolean, checkArgument, func, hasMethods, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "./option-schema";
+import type { ExportGraphOptions, SessionCreateOptions } from "./session-store-like";
+import type { ReadAncestryOptions } from "./ancestry";
+import { anyOf, checkArgument, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "../options/option-schema";
 
 /**
  * Argument checks of the session store APIs: ids are non-empty strings,
@@ -42,33 +40,6 @@ export const turnCount = rule("a positive integer or Infinity", (value) => value
 export const readAncestryOptionsSchema = optionsSchema<ReadAncestryOptions>("readAncestry", {
   turns: turnCount,
 });
-
-/** {@link SessionStoreOptions}: the `SessionStore` constructor. */
-export const sessionStoreOptionsSchema = optionsSchema<SessionStoreOptions>("SessionStore", {
-  path: nonEmptyString,
-  shutdownFlush: boolean,
-  busyTimeoutMs: rule(
-    "a non-negative number of milliseconds",
-    (value) => typeof value === "number" && Number.isFinite(value) && value >= 0,
-    "number",
-  ),
-});
-
-/** {@link SessionNodeWriterOptions}: the third argument of the `SessionNodeWriter` constructor. */
-export const sessionNodeWriterOptionsSchema = optionsSchema<SessionNodeWriterOptions>("SessionNodeWriter", {
-  batching: oneOf("tick", "manual", "none"),
-  shared: boolean,
-  onCommitError: func(),
-});
-
-const sessionStore = hasMethods("a session store (SessionStore, InMemorySessionStore or a SessionStoreLike)", "getSession", "commit", "head");
-
-/** Checks the arguments of the `SessionNodeWriter` constructor. */
-export function checkWriterArguments(store: unknown, sessionId: unknown, options: unknown): void {
-  checkArgument("SessionNodeWriter", "store", sessionStore, store);
-  checkSessionId("SessionNodeWriter", sessionId);
-  sessionNodeWriterOptionsSchema.parse(options);
-}
 
 /**
  * The longest session id `createSession` accepts, in UTF-16 code units. An

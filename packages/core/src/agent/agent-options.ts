@@ -1,10 +1,21 @@
-import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
-import type { AgentOptions, AgentSpec, AskOptions, ChoiceOptions } from "../agent/agent";
-import type { ResumeTurnOptions, TurnOptions, TurnRequest } from "../agent/turns";
-import type { AgentFunctionOptions } from "../agent/agent-function";
-import type { ClassInfo } from "../agent/class-setup";
-import { validateMethodOptions, type MethodOptions } from "../agent/method-options";
-import { abortSignal, agentToolList, content, context, effort, loopDetection, modelId, provider, runtime, toolChoice } from "./core-rules";
+/**
+ * The options of `Agent` (constructor, class defaults, `ask`, `choose`,
+ * `fromSpec`, `runTurn`, `resumeTurn`) and of the standalone `agent()`
+ * function, with their schemas, in one file: agent.ts and agent-function.ts
+ * import both, and nothing here imports them back.
+ */
+import type { LoopDetectionOptions, ReachError, ReachPolicy, ReachPolicyOptions } from "@rein/guard";
+import type { Context } from "../context/context";
+import type { ModelProvider, ToolChoice } from "../model/model-provider";
+import type { ExecutionOptions } from "../resumable/resumable-options";
+import type { Runtime } from "../runtime/runtime";
+import type { ParametersSchema } from "../tools/schema";
+import type { Tool } from "../tools/tool";
+import type { ResumeTurnOptions, TurnOptions, TurnRequest } from "./turns";
+import type { ClassInfo } from "./class-setup";
+import type { ToolApprover } from "./method-tool";
+import { validateMethodOptions, type MethodOptions } from "./method-options";
+import { abortSignal, agentToolList, checkLoopDetection, content, context, effort, loopDetection, modelId, provider, runtime, toolChoice } from "../options/core-rules";
 import {
   anyOf,
   arrayOf,
@@ -23,7 +34,113 @@ import {
   rule,
   string,
   type Shape,
-} from "./option-schema";
+} from "../options/option-schema";
+
+/** Reasoning effort, for models that take one. */
+export type Effort = "low" | "medium" | "high";
+
+/** A tool, or the name of one of the agent's `tool: true` methods. */
+export type AgentToolEntry = Tool | string;
+
+/** Options of the {@link Agent} constructor; each overrides the class default of the same name. */
+export interface AgentOptions {
+  /** Model id. @default the runtime's, else the provider's */
+  model?: string;
+  effort?: Effort;
+  /** The constant system prefix of the agent's requests. @default "" */
+  instructions?: string;
+  /** The Context the agent's calls bind. @default the caller's, else one of its own */
+  context?: Context;
+  /** Tools offered by `ask`: undefined = all the agent's tool methods, [] = none, or a list. */
+  tools?: readonly AgentToolEntry[];
+  /** @default a shared Runtime using the default provider */
+  runtime?: Runtime;
+  /** Per-method overrides of the tool descriptions and settings. */
+  methodOptions?: Readonly<Record<string, MethodOptions>>;
+  /** A name for logs and specs. @default the class name */
+  name?: string;
+  /** What the agent does. */
+  description?: string;
+  /** Decides tool calls of `requiresApproval` methods; without it they are refused. */
+  approveToolCall?: ToolApprover;
+  /** Tool-loop detection overrides for this agent, overlaid field by field on the runtime's. */
+  loopDetection?: LoopDetectionOptions;
+  /**
+   * The reach policy of the agent's calls (a `ReachPolicy` or its options):
+   * logic depth, memory, trust zone, tokens, cost and deadline.
+   * @default the runtime's `reach`, else none
+   */
+  reach?: ReachPolicy | ReachPolicyOptions;
+  /**
+   * Called instead of throwing when reach refuses a call of the agent (an
+   * Agent entry): its value is the call's result, recorded as degraded.
+   */
+  fallback?: (task: { readonly name: string; readonly args: readonly unknown[] }, error: ReachError) => unknown;
+  /**
+   * Settings of the agent's resumable runs (`methodOptions.resumable`):
+   * `codeChangePolicy` applies to every resumable method of the agent that
+   * sets none itself; a resume can still override it.
+   * @default { codeChangePolicy: "keep_original" }
+   */
+  execution?: ExecutionOptions;
+  /**
+   * Every `ask` of the agent answers in this format (see
+   * {@link AskOptions.responseFormat}; a per-call one wins). Declare the
+   * value's type as the class's type parameter: `class Extractor extends
+   * Agent<Invoice> { static responseFormat = InvoiceSchema }`.
+   */
+  responseFormat?: ParametersSchema;
+}
+
+/** Per-call overrides of {@link Agent.ask}. */
+export interface AskOptions {
+  model?: string;
+  effort?: Effort;
+  instructions?: string;
+  tools?: readonly AgentToolEntry[];
+  context?: Context;
+  runtime?: Runtime;
+  toolChoice?: ToolChoice;
+  maxIterations?: number;
+  signal?: AbortSignal;
+  /**
+   * The final answer must match this schema — a zod (Standard Schema) schema
+   * or a JSON Schema object — and `ask` resolves with the validated value
+   * (typed from a zod schema) instead of text. The provider's native
+   * structured output is used; an answer that does not validate gets one
+   * repair request, then {@link OutputValidationError}. Tools still run
+   * first in the same loop.
+   */
+  responseFormat?: ParametersSchema;
+}
+
+/**
+ * The static fields a subclass may declare as class defaults. Annotate with
+ * it to have them type-checked: `static methodOptions: AgentClassDefaults["methodOptions"] = {...}`.
+ */
+export type AgentClassDefaults = Pick<
+  AgentOptions,
+  "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback" | "execution"
+>;
+
+/** A plain description of an agent, for `Agent.fromSpec`. */
+export interface AgentSpec {
+  name?: string;
+  description?: string;
+  instructions?: string;
+  model?: string;
+  effort?: Effort;
+  tools?: readonly AgentToolEntry[];
+}
+
+/** Options of `Agent.choose`: ids, or ids with descriptions. */
+export type ChoiceOptions = readonly string[] | Readonly<Record<string, string>> | readonly { id: string; description?: string }[];
+
+/** Options of the standalone `agent()` function: agent settings, per-call settings, and optionally a provider. */
+export interface AgentFunctionOptions extends Omit<AgentOptions, "methodOptions" | "execution">, Omit<AskOptions, keyof AgentOptions> {
+  /** Shorthand for `runtime: new Runtime({ provider })`. */
+  provider?: ModelProvider;
+}
 
 const methodOptionsMap = recordOf(rule("an object of method options", isObject, "object"), "{ methodName: { ...options } }");
 
@@ -123,17 +240,6 @@ export function checkAgentOptions(options: unknown): AgentOptions {
   const parsed = agentOptionsSchema.parse(options);
   if (parsed.loopDetection !== undefined) checkLoopDetection("Agent", parsed.loopDetection);
   return parsed;
-}
-
-/** Surfaces the guard's loop-detection `TypeError`s at construction rather than at the first request. */
-export function checkLoopDetection(owner: string, settings: LoopDetectionOptions): void {
-  try {
-    resolveLoopDetectionConfig(settings);
-  } catch (error) {
-    // The guard's message already names the loopDetection option ("Invalid loopDetection option 'enabled': …"): say whose it is.
-    if (error instanceof TypeError) throw new TypeError(`${error.message} (in the ${owner} options)`, { cause: error });
-    throw error;
-  }
 }
 
 const CLASS_DEFAULTS = ["model", "effort", "instructions", "context", "tools", "runtime", "loopDetection", "execution"] as const;

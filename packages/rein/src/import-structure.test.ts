@@ -1,0 +1,111 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+/**
+ * The import rules of docs/structure.md, checked with dependency-cruiser and
+ * the workspace's .dependency-cruiser.cjs: no cycle inside a package, arrows
+ * only down the package order, other packages only through their names.
+ */
+const root = join(__dirname, "..", "..", "..");
+const config = join(root, ".dependency-cruiser.cjs");
+const depcruise = join(root, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs");
+
+interface Violation {
+  readonly rule: { readonly name: string };
+  readonly from: string;
+  readonly to: string;
+  readonly cycle?: readonly ({ readonly name: string } | string)[];
+}
+
+/** Runs depcruise over `packages/` of `cwd` and returns its violations (it exits non-zero when there are some). */
+function cruise(cwd: string): Promise<Violation[]> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [depcruise, "--config", config, "--output-type", "json", "packages"],
+      { cwd, maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        try {
+          const report = JSON.parse(stdout) as { summary: { violations: Violation[] } };
+          resolve(report.summary.violations);
+        } catch {
+          reject(new Error(`depcruise gave no report (${error?.message ?? "no error"}): ${stderr}`));
+        }
+      },
+    );
+  });
+}
+
+const describeViolation = (violation: Violation): string => `${violation.rule.name}: ${violation.from} → ${violation.to}`;
+
+describe("import structure (docs/structure.md)", () => {
+  it("the workspace has no import cycle, no import up the package order and no path into another package", async () => {
+    const violations = await cruise(root);
+    expect(violations.map(describeViolation)).toEqual([]);
+  });
+
+  describe("on a fixture workspace that breaks every rule", () => {
+    let fixture: string;
+    let violations: Violation[];
+
+    const write = (path: string, text: string): void => {
+      mkdirSync(dirname(join(fixture, path)), { recursive: true });
+      writeFileSync(join(fixture, path), text);
+    };
+
+    beforeAll(async () => {
+      fixture = mkdtempSync(join(tmpdir(), "rein-structure-"));
+      write(
+        "tsconfig.test.json",
+        JSON.stringify({
+          compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", baseUrl: ".", paths: { "@rein/*": ["packages/*/src/index.ts"] } },
+        }),
+      );
+      // A schema that imports the module it validates, which imports it back (the cycle this rule removed from core).
+      write("packages/guard/src/index.ts", 'export { run } from "./runner";\n');
+      write("packages/guard/src/runner.ts", 'import { checkOptions } from "./runner-schema";\nexport function run(options: unknown) { checkOptions(options); }\n');
+      write(
+        "packages/guard/src/runner-schema.ts",
+        'import type { run } from "./runner";\nexport type RunnerOptions = Parameters<typeof run>[0];\nexport function checkOptions(_options: unknown) {}\n',
+      );
+      // guard is the bottom of the order: importing core points up.
+      write("packages/guard/src/up.ts", 'import { core } from "@rein/core";\nexport const up = core;\n');
+      write("packages/core/src/index.ts", 'export const core = 1;\nexport { deep } from "./deep";\n');
+      // core reaching into guard's files instead of importing @rein/guard.
+      write("packages/core/src/deep.ts", 'import { run } from "../../guard/src/runner";\nexport const deep = run;\n');
+      // A package with no place in the order.
+      write("packages/plugins/src/index.ts", 'export { plugin } from "./plugin";\n');
+      write("packages/plugins/src/plugin.ts", "export const plugin = 1;\n");
+      violations = await cruise(fixture);
+    });
+
+    afterAll(() => rmSync(fixture, { recursive: true, force: true }));
+
+    it("fails on an import cycle inside a package, type-only imports included", () => {
+      const cycles = violations.filter((violation) => violation.rule.name === "no-circular");
+      expect(cycles).toHaveLength(1);
+      const files = new Set([cycles[0].from, ...(cycles[0].cycle ?? []).map((step) => (typeof step === "string" ? step : step.name))]);
+      expect([...files].sort()).toEqual(["packages/guard/src/runner-schema.ts", "packages/guard/src/runner.ts"]);
+    });
+
+    it("fails on an import that points up the package order", () => {
+      expect(violations.filter((violation) => violation.rule.name === "package-order-guard").map(describeViolation)).toEqual([
+        "package-order-guard: packages/guard/src/up.ts → packages/core/src/index.ts",
+      ]);
+    });
+
+    it("fails on a path into another package's files", () => {
+      expect(violations.filter((violation) => violation.rule.name === "no-reach-into-another-package").map(describeViolation)).toEqual([
+        "no-reach-into-another-package: packages/core/src/deep.ts → packages/guard/src/runner.ts",
+      ]);
+    });
+
+    it("fails on a package that has no place in the order", () => {
+      expect(violations.some((violation) => violation.rule.name === "package-has-a-place-in-the-order" && violation.from === "packages/plugins/src/index.ts")).toBe(
+        true,
+      );
+    });
+  });
+});
