@@ -31,6 +31,20 @@ const MAX_PAGE = 2_000;
  */
 export function mountInspector(app: Hono, options: InspectorRoutesOptions): void {
   const { store, who, readOnly } = options;
+  // A long graph is read a page at a time; the store reads a session whole, so the last few sessions read are
+  // kept until their next committed write (lastSeq and updatedAt change with every commit, updates included).
+  const recent = new Map<string, { version: string; nodes: readonly SessionNode[] }>();
+  const nodesOf = (stored: string): readonly SessionNode[] => {
+    const info = store.getSession(stored);
+    const version = `${info.lastSeq}:${info.updatedAt}:${info.nodeCount}`;
+    const cached = recent.get(stored);
+    if (cached !== undefined && cached.version === version) return cached.nodes;
+    const nodes = store.readNodes(stored);
+    recent.delete(stored);
+    recent.set(stored, { version, nodes });
+    if (recent.size > 4) recent.delete(recent.keys().next().value as string);
+    return nodes;
+  };
   const asset = (c: HonoContext, file: InspectorAsset) => c.body(inspectorAsset(file).body, 200, { "content-type": inspectorAsset(file).type, "cache-control": "no-cache" });
   app.get("/inspector", (c) => asset(c, "index.html"));
   app.get("/inspector/", (c) => asset(c, "index.html"));
@@ -68,7 +82,7 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
     if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
     const after = integerOf(c.req.query("after"), -1, "after");
     const limit = Math.min(integerOf(c.req.query("limit"), PAGE, "limit"), MAX_PAGE);
-    const nodes = store.readNodes(stored);
+    const nodes = nodesOf(stored);
     const start = firstAfter(nodes, after);
     const page = withGuidance(nodes, nodes.slice(start, start + limit));
     return c.body(jsonOf({ sessionId: id, total: nodes.length, nodes: page, more: start + limit < nodes.length }), 200, { "content-type": "application/json" });
