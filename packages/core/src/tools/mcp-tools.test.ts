@@ -249,10 +249,14 @@ describe("mcpTools typed errors", () => {
     return { client: client as never, notify: () => handler!(), listings: () => listed };
   }
 
-  it("a tool name model APIs refuse is a TypeError naming it, and exclude leaves it out", async () => {
+  it("a tool name model APIs refuse is skipped with a warning naming it (the others stay), and exclude leaves it out without one", async () => {
     const { client } = fakeClient([() => ({ tools: [{ name: "files.read", inputSchema: { type: "object" } }, { name: "ok", inputSchema: { type: "object" } }] })]);
-    await expect(mcpTools(client)).rejects.toThrow(`tool named "files.read", which model APIs do not accept`);
-    await expect(mcpTools(client, { exclude: ["files.read"] })).resolves.toHaveLength(1);
+    const warnings: string[] = [];
+    const onWarning = (message: string) => warnings.push(message);
+    await expect(mcpTools(client, { onWarning })).resolves.toHaveLength(1);
+    expect(warnings.filter((message) => message.includes('skipped the MCP tool named "files.read"'))).toHaveLength(1);
+    await expect(mcpTools(client, { exclude: ["files.read"], onWarning })).resolves.toHaveLength(1);
+    expect(warnings.filter((message) => message.includes("files.read"))).toHaveLength(1);
   });
 
   it("when fetching a changed list fails, the previous list stays", async () => {

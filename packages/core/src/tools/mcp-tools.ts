@@ -47,7 +47,22 @@ export interface McpToolsOptions {
   readonly include?: readonly string[];
   /** Leave these tools out (applied after `include`). @default none */
   readonly exclude?: readonly string[];
+  /**
+   * The most `tools/list` pages read per listing: a server that always
+   * answers another `nextCursor` is read this far, then the listing stops
+   * with a warning naming the bound. @default 100
+   */
+  readonly maxPages?: number;
+  /** The most tools read per listing; the rest are left out with a warning naming the bound. @default 10000 */
+  readonly maxTools?: number;
+  /** Receives each warning (a skipped tool, a bound reached). @default process.emitWarning */
+  readonly onWarning?: (message: string) => void;
 }
+
+/** {@link McpToolsOptions.maxPages}'s default. */
+export const MCP_MAX_PAGES = 100;
+/** {@link McpToolsOptions.maxTools}'s default. */
+export const MCP_MAX_TOOLS = 10_000;
 
 /**
  * The tools of a Model Context Protocol server as Rein tools, under the
@@ -73,8 +88,14 @@ export interface McpToolsOptions {
  *   handler replaces one set on the client before. When fetching the new
  *   list fails, the previous list stays.
  *
- * A name Rein cannot offer to a model (letters, digits, `_`, `-`, at most 64)
- * is a `TypeError` naming it: leave it out with `exclude`.
+ * A tool whose name Rein cannot offer to a model (letters, digits, `_`, `-`,
+ * at most 64), or whose name an earlier tool of the list already has, is
+ * skipped with a process warning (`REIN_MCP_TOOL_SKIPPED`) naming it; the
+ * other tools stay, on the first listing and on every refresh. Listing is
+ * bounded by `maxPages` and `maxTools` (warning `REIN_MCP_LIST_BOUND`).
+ * Errors the MCP client reports about a message it could not match (a
+ * progress notification for an unknown token, a response to an unknown
+ * request) fail no call; a transport error fails the calls in flight.
  *
  * @example
  * ```ts
@@ -117,7 +138,7 @@ class McpToolSource {
     // answers broke, e.g. the server died) fails those calls now instead of at the SDK's request timeout.
     const previous = this.client.onerror;
     this.client.onerror = (error: Error) => {
-      for (const fail of [...this.#inFlight]) fail(error);
+      if (!isStrayMessageError(error)) for (const fail of [...this.#inFlight]) fail(error);
       previous?.call(this.client, error);
     };
   }
@@ -184,17 +205,55 @@ class McpToolSource {
 
   /** Lists the server's tools (every page) and replaces the array's contents in one step. */
   async refresh(): Promise<void> {
+    const maxPages = this.options.maxPages ?? MCP_MAX_PAGES;
+    const maxTools = this.options.maxTools ?? MCP_MAX_TOOLS;
     const listed: McpToolDescription[] = [];
     let cursor: string | undefined;
-    do {
+    let pages = 0;
+    listing: do {
       const page = await this.client.listTools(cursor === undefined ? undefined : { cursor });
-      listed.push(...page.tools);
+      pages += 1;
+      // One push per tool: a spread of a 200,000-tool page would overflow the stack.
+      for (const description of Array.isArray(page.tools) ? page.tools : []) {
+        if (listed.length === maxTools) {
+          this.warn("REIN_MCP_LIST_BOUND", `mcpTools: the MCP server lists more than maxTools = ${maxTools} tools; the rest are left out`);
+          break listing;
+        }
+        listed.push(description);
+      }
       cursor = page.nextCursor;
+      if (cursor !== undefined && pages === maxPages) {
+        this.warn("REIN_MCP_LIST_BOUND", `mcpTools: the MCP server still had a nextCursor after maxPages = ${maxPages} pages of tools/list; listing stopped there`);
+        break;
+      }
     } while (cursor !== undefined);
     const { include, exclude } = this.options;
-    const chosen = listed.filter((description) => (include === undefined || include.includes(description.name)) && !(exclude ?? []).includes(description.name));
-    const tools = chosen.map((description) => this.toolFor(description));
-    this.tools.splice(0, this.tools.length, ...tools);
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    for (const description of listed) {
+      const name = (description as { name?: unknown } | null)?.name;
+      if (typeof name === "string" && ((include !== undefined && !include.includes(name)) || (exclude ?? []).includes(name))) continue;
+      if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+        this.warn(
+          "REIN_MCP_TOOL_SKIPPED",
+          `mcpTools: skipped the MCP tool named ${JSON.stringify(name)}: model APIs accept 1–64 letters, digits, '_' or '-' as a tool name`,
+        );
+        continue;
+      }
+      if (seen.has(name)) {
+        this.warn("REIN_MCP_TOOL_SKIPPED", `mcpTools: skipped a second MCP tool named '${name}' (a model needs one tool per name; the first stays)`);
+        continue;
+      }
+      seen.add(name);
+      tools.push(this.toolFor(description));
+    }
+    this.tools.splice(0, this.tools.length);
+    for (const tool of tools) this.tools.push(tool);
+  }
+
+  private warn(code: string, message: string): void {
+    if (this.options.onWarning !== undefined) this.options.onWarning(message);
+    else process.emitWarning(message, { code });
   }
 
   /** The Rein tool of a listed tool; the same object while its description does not change. */
@@ -209,14 +268,23 @@ class McpToolSource {
 
 let mcpToolCounter = 0;
 
+/**
+ * Errors the SDK's client reports about a message it could not match to
+ * anything of its own (a stray progress notification, a late answer): the
+ * connection still stands, so the calls in flight go on.
+ */
+function isStrayMessageError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    message.startsWith("Received a progress notification for an unknown token") ||
+    message.startsWith("Received a response for an unknown message ID") ||
+    message.startsWith("Uncaught error in notification handler") ||
+    message.startsWith("Unknown message type")
+  );
+}
+
 function mcpTool(source: McpToolSource, description: McpToolDescription): Tool {
   const { name } = description;
-  if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
-    throw new TypeError(
-      `mcpTools: the MCP server has a tool named ${JSON.stringify(name)}, which model APIs do not accept as a tool name ` +
-        `(1–64 letters, digits, '_' or '-'); leave it out with mcpTools(client, { exclude: [${JSON.stringify(name)}] })`,
-    );
-  }
   const text = description.description ?? "";
   const parameters = (typeof description.inputSchema === "object" && description.inputSchema !== null ? description.inputSchema : { type: "object" }) as JsonSchema;
   const schema = resolveSchema(parameters, `MCP tool '${name}'`);
@@ -297,9 +365,17 @@ function checkOptions(client: McpClientLike, options: McpToolsOptions): void {
       throw new TypeError(`mcpTools(client): client must be a connected MCP Client of @modelcontextprotocol/sdk (it has no ${method}() method)`);
     }
   }
-  if (typeof options !== "object" || options === null) throw new TypeError("mcpTools(client, options): options must be { include?, exclude? }");
+  if (typeof options !== "object" || options === null) throw new TypeError("mcpTools(client, options): options must be { include?, exclude?, maxPages?, maxTools?, onWarning? }");
   for (const key of Object.keys(options)) {
-    if (key !== "include" && key !== "exclude") throw new TypeError(`mcpTools(client, options): unknown option '${key}' (known: include, exclude)`);
+    if (!["include", "exclude", "maxPages", "maxTools", "onWarning"].includes(key)) {
+      throw new TypeError(`mcpTools(client, options): unknown option '${key}' (known: include, exclude, maxPages, maxTools, onWarning)`);
+    }
+  }
+  for (const key of ["maxPages", "maxTools"] as const) {
+    const bound = options[key];
+    if (bound !== undefined && (!Number.isInteger(bound) || bound < 1)) {
+      throw new TypeError(`mcpTools(client, options): ${key} must be a positive integer, got ${JSON.stringify(bound)}`);
+    }
   }
   for (const key of ["include", "exclude"] as const) {
     const list = options[key];
