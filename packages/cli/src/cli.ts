@@ -43,7 +43,19 @@ function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (val
     return number;
   };
 }
-const positiveInteger = integer("--max-reach", 1);
+
+/**
+ * `--max-reach` of `run`, `serve` and `runs resume`, declared once (its
+ * parser and flag); only what the limit means differs per command.
+ */
+function maxReachOption(description: string): Option {
+  return new Option("--max-reach <n>", description).argParser(integer("--max-reach", 1));
+}
+
+/** `--env` of `run`, `serve` and `runs resume`, declared once. */
+function envOption(): Option {
+  return new Option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)");
+}
 
 /** What `rein run --help` says about the status line, after the options. */
 const STATUS_LINE_HELP = `
@@ -76,8 +88,8 @@ function program(io: CliIo, result: { code: number }): Command {
     // Checked in the action, not by requiredOption: commander checks required options before unknown ones,
     // so `--taks` would be reported as a missing --task instead of an unknown option.
     .option("--task <text>", "the task given to the entry (required)")
-    .option("--max-reach <n>", "the maximum logic depth (agent entries) of the run", positiveInteger)
-    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .addOption(maxReachOption("the maximum logic depth (agent entries) of the run"))
+    .addOption(envOption())
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .option("--session <id>", "the session to record into (default: a new one)")
     .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
@@ -97,8 +109,8 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 8080)
     .option("--host <address>", "the address to listen on", "127.0.0.1")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
-    .option("--max-reach <n>", "the local maximum logic depth; received budgets are clamped to it", positiveInteger)
-    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .addOption(maxReachOption("the local maximum logic depth; received budgets are clamped to it"))
+    .addOption(envOption())
     .option("--mint-root-budget", "give requests without X-Agent-Policy a root budget instead of a 400")
     .option("--inspector", "serve the Inspector page at /inspector: runs live, their graphs and reach, Stop, Approve/Deny, Resume")
     .option("--grace-ms <ms>", "how long shutdown lets runs in flight finish", integer("--grace-ms", 0), 10_000)
@@ -176,8 +188,8 @@ function program(io: CliIo, result: { code: number }): Command {
     .argument("<runId>", "the run's id (rein runs ls)")
     .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
     .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
-    .option("--max-reach <n>", "the maximum logic depth of the resumed run", positiveInteger)
-    .option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)")
+    .addOption(maxReachOption("the maximum logic depth of the resumed run"))
+    .addOption(envOption())
     .action(async (module: string, runId: string, options: ResumeCommandOptions) => {
       if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
       result.code = await runsModule().resumeCommand(io, module, runId, options);
