@@ -117,7 +117,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
       : withActiveSpan(agentSpan.span, () => withFrameData(owner, loop, settings, request, execution, owner, events, tracing));
   // A top-level run is acknowledged when it returns: its nodes are committed first (a failure to commit them fails it).
   if (cursor?.written !== undefined) looped = committedRun(looped, cursor as SessionCursor & { written: Set<string> });
-  let run = finishedRun(looped, { ledger, events, cursor, onFinish: request.onFinish });
+  let run = finishedRun(looped, { ledger, events, cursor, signal, onFinish: request.onFinish });
   if (agentSpan !== undefined) {
     const { span } = agentSpan;
     run = endSpanWith(span, () => run.then((result) => {
@@ -147,12 +147,15 @@ async function finishedRun(
     ledger: RunLedger;
     events: RunEvents;
     cursor: SessionCursor | undefined;
+    signal: AbortSignal | undefined;
     onFinish: ((result: RunResult) => void) | undefined;
   },
 ): Promise<ExecResult> {
   const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
     const { ledger } = at;
-    const status = outcome === undefined ? (isCancellation(error) ? "cancelled" : "error") : outcome.paused === undefined ? "completed" : "paused";
+    // A run whose signal fired was cancelled, whatever reason the signal carries (abort(new Error("stop")) too).
+    const cancelled = at.signal?.aborted === true || isCancellation(error);
+    const status = outcome === undefined ? (cancelled ? "cancelled" : "error") : outcome.paused === undefined ? "completed" : "paused";
     return {
       text: outcome?.paused === undefined ? (outcome?.text ?? "") : "",
       status,
