@@ -6,6 +6,7 @@
 export { Agent } from "./agent/agent";
 export { isAgentClass } from "./agent/agent-class";
 export type { AgentClass } from "./agent/agent-class";
+export { agentClassId, DuplicateAgentIdError } from "./agent/agent-id";
 export { ChatAgent } from "./agent/chat-agent";
 export type { TurnRequest, TurnOptions, TurnResult, TurnStatus, TurnContinuation, ResumeTurnOptions } from "./agent/turns";
 export type { AgentOptions, AgentClassDefaults, AskOptions, AgentSpec, AgentToolEntry, ChoiceOptions, Effort, InferOutput } from "./agent/agent";

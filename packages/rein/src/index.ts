@@ -33,6 +33,8 @@ import { createProvider } from "@rein/providers";
 export {
   Agent,
   isAgentClass,
+  agentClassId,
+  DuplicateAgentIdError,
   ChatAgent,
   RunStream,
   currentReach,

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { encodePolicyHeader, SessionStore, type RunRecord } from "rein";
+import { Agent, encodePolicyHeader, SessionStore, type RunRecord } from "rein";
 import { createServer } from "./create-server";
 import { entryClassFor } from "./index";
 import { Pipeline, pipelineCalls, pipelineFaults, resumableEntries } from "./__fixtures__/agents";
@@ -172,4 +172,25 @@ test("entryClassFor finds the class entry of a run by its name (subclasses too) 
   expect(entryClassFor(entries, "Pipeline.process")).toBe(Special);
   expect(entryClassFor(entries, "Pipeline.missing")).toBeUndefined();
   expect(entryClassFor(entries, "Other.process")).toBeUndefined();
+});
+
+test("entryClassFor matches a run by its class's durable id: two classes named Pipeline are told apart, and a minified one is found by its id", () => {
+  const billing = class Pipeline extends Agent {
+    static id = "billing.Pipeline";
+    process(): string {
+      return "billing";
+    }
+  };
+  const shipping = class Pipeline extends Agent {
+    static id = "shipping.Pipeline";
+    process(): string {
+      return "shipping";
+    }
+  };
+  Object.defineProperty(shipping, "name", { value: "t" });
+  const entries = { bill: [billing, "process"], ship: [shipping, "process"] } as never;
+  expect(entryClassFor(entries, "billing.Pipeline.process")).toBe(billing);
+  expect(entryClassFor(entries, "shipping.Pipeline.process")).toBe(shipping);
+  expect(entryClassFor(entries, "Pipeline.process")).toBeUndefined();
+  expect(entryClassFor(entries, "t.process")).toBeUndefined();
 });

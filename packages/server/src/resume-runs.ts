@@ -1,5 +1,6 @@
 import {
   Agent,
+  agentClassId,
   Context,
   isRunLeaseStore,
   resumeInterrupted,
@@ -17,9 +18,13 @@ export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
 }
 
 /**
- * The class entry that can resume a run of `name` (`Pipeline.process`, a
- * `RunRecord.name`): a listed Agent class that is, or extends, the class
- * named there and has the method. Factory entries cannot be told apart, so
+ * The class entry that can resume a run of `name` (`Pipeline.process`, or
+ * `billing.Pipeline.process` for a class with `static id =
+ * "billing.Pipeline"`: a `RunRecord.name`): a listed Agent class that is, or
+ * extends, the class whose durable id (`agentClassId`: its static id, else
+ * its class name) is named there, and has the method. Matched by id, never
+ * by `.name` alone: a minified class keeps its id, and two classes of one
+ * name are told apart by theirs. Factory entries cannot be told apart, so
  * they are not used. The server's resume route and `rein runs resume` use it.
  * @example
  * ```ts
@@ -28,14 +33,14 @@ export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
  */
 export function entryClassFor(entries: Entries, name: string): EntryClass | undefined {
   const dot = name.lastIndexOf(".");
-  const className = name.slice(0, dot);
+  const classId = name.slice(0, dot);
   const method = name.slice(dot + 1);
   for (const entry of Object.values(entries) as unknown[]) {
     // A module's entries come unchecked from `rein runs resume`: anything but [Class, "method"] is passed over.
     const target: unknown = Array.isArray(entry) ? entry[0] : undefined;
     if (typeof target !== "function" || !isAgentClass(target) || typeof (target.prototype as unknown as Record<string, unknown>)[method] !== "function") continue;
     for (let type: Function | null = target; type !== null && type !== Agent; type = Object.getPrototypeOf(type) as Function | null) {
-      if (type.name === className) return target;
+      if (agentClassId(type) === classId) return target;
     }
   }
   return undefined;

@@ -121,7 +121,15 @@ export interface AskOptions {
 export type AgentClassDefaults = Pick<
   AgentOptions,
   "model" | "effort" | "instructions" | "context" | "tools" | "runtime" | "methodOptions" | "loopDetection" | "responseFormat" | "reach" | "fallback" | "execution"
->;
+> & {
+  /**
+   * The class's durable id: runs of its resumable methods are recorded as
+   * `<id>.<method>` and resumed by the class with that id (see `agentClassId`).
+   * Not inherited by subclasses.
+   * @default the class name
+   */
+  id?: string;
+};
 
 /** A plain description of an agent, for `Agent.fromSpec`. */
 export interface AgentSpec {

@@ -8,6 +8,7 @@ import { decoratedOptions } from "./method-decorator";
 import { validateMethodOptions, type MethodOptions } from "./method-options";
 import { resumableOptionsOf } from "../resumable/resumable-options";
 import { resumableWrapper } from "../resumable/resumable-run";
+import { registerAgentClassId } from "./agent-id";
 
 /** What setup learned about one scoped method. */
 export interface MethodInfo {
@@ -48,6 +49,8 @@ export function prepareAgentClass(agentClass: abstract new (...args: never[]) =>
   const inherited = parent === base || parent === null ? new Map<string, MethodInfo>() : new Map(prepareAgentClass(parent, base).methods);
 
   const className = agentClass.name || "AnonymousAgent";
+  // Runs of resumable methods are recorded under the durable id (static id, else the class name), never the bare .name alone.
+  const durableId = registerAgentClassId(agentClass);
   const classId = ++classCounter;
   const optionsMap = ownMethodOptions(agentClass, className);
   const methods = inherited;
@@ -60,13 +63,14 @@ export function prepareAgentClass(agentClass: abstract new (...args: never[]) =>
     const original = prototype[name] as (...args: unknown[]) => unknown;
     const info = methodInfo(className, name, options, original, paramTypesOf(prototype, name));
     methods.set(name, info);
-    wrap(prototype, name, original, { key: `${classId}:${className}.${name}`, name: `${className}.${name}`, kind: "agent" }, info, true);
+    wrap(prototype, name, original, { key: `${classId}:${className}.${name}`, name: `${className}.${name}`, kind: "agent" }, info, true, `${durableId}.${name}`);
   }
   const statics = agentClass as unknown as Record<string, unknown>;
   for (const name of scopableNames(statics, ["length", "name", "prototype"])) {
     const options = mergeOptions(className, name, decoratedOptions(statics, name), undefined, undefined);
     const original = statics[name] as (...args: unknown[]) => unknown;
-    wrap(statics, name, original, { key: `${classId}:${className}.${name}:static`, name: `${className}.${name}`, kind: "agent" }, methodInfo(className, name, options, original, undefined), false);
+    const info = methodInfo(className, name, options, original, undefined);
+    wrap(statics, name, original, { key: `${classId}:${className}.${name}:static`, name: `${className}.${name}`, kind: "agent" }, info, false, `${durableId}.${name}`);
   }
   for (const name of Object.keys(optionsMap)) {
     if (!methods.has(name)) {
@@ -155,6 +159,8 @@ function wrap(
   frame: Frame,
   method: MethodInfo,
   instance: boolean,
+  /** `<durable id>.<method>`: the name a resumable method's runs are recorded and resumed under. */
+  runName: string,
 ): void {
   const info: ScopedFunctionInfo = {
     name: frame.name,
@@ -166,7 +172,7 @@ function wrap(
   };
   const resumable = resumableOptionsOf(method.options.resumable);
   const scoped = resumable !== undefined
-    ? resumableWrapper({ frame, info, name: frame.name, methodName: name, original, options: resumable })
+    ? resumableWrapper({ frame, info, name: runName, methodName: name, original, options: resumable })
     : instance
     ? function (this: ScopeOwner | undefined, ...args: unknown[]): unknown {
         // A detached call (`const f = agent.run; f()`) has no owner; it still runs scoped.

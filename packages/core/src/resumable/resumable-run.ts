@@ -30,7 +30,7 @@ export const DEFAULT_LEASE_MS = 30_000;
 export interface ResumableMethod {
   readonly frame: Frame;
   readonly info: ScopedFunctionInfo;
-  /** `Class.method`. */
+  /** `<durable class id>.<method>` (`agentClassId`): what runs are recorded and resumed under. */
   readonly name: string;
   readonly methodName: string;
   readonly original: (...args: unknown[]) => unknown;
