@@ -15,6 +15,12 @@ export interface LoopTracing {
   readonly tracer: Tracer;
   /** `telemetry.captureContent` of the loop's runtime: messages, arguments and results go on spans. */
   readonly captureContent: boolean;
+  /**
+   * With `captureContent`: how many of the loop's messages the chat spans
+   * carry so far, and the last of them (by identity, to notice a history
+   * that was compacted or replaced since).
+   */
+  captured?: { readonly count: number; readonly last: unknown };
 }
 
 /** Starts the `chat <model>` span of one model request. */
@@ -34,7 +40,14 @@ export function startChatSpan(tracing: LoopTracing, scope: CallScope, providerNa
     if (scope.fn !== undefined) values["rein.function.name"] = scope.fn.name;
     if (tracing.captureContent) {
       if (request.system !== "") values["gen_ai.system_instructions"] = contentAttribute([{ type: "text", content: request.system }]);
-      values["gen_ai.input.messages"] = contentAttribute(request.messages);
+      // Each chat span carries the messages new since the loop's previous chat span (the first carries the whole history):
+      // a loop of n requests captures its conversation once, not n times (linear in it, not quadratic).
+      const messages = request.messages;
+      const seen = tracing.captured;
+      const from = seen !== undefined && seen.count > 0 && seen.count <= messages.length && messages[seen.count - 1] === seen.last ? seen.count : 0;
+      values["gen_ai.input.messages"] = contentAttribute(from === 0 ? messages : messages.slice(from));
+      if (from > 0) values["rein.input.messages.skipped"] = from;
+      tracing.captured = { count: messages.length, last: messages[messages.length - 1] };
       if (request.tools.length > 0) values["gen_ai.tool.definitions"] = contentAttribute(request.tools);
     }
     span.setAttributes(values);
