@@ -300,6 +300,7 @@ export {
   resetZone,
   memoryUsageMb,
   resetMemorySample,
+  setMemoryReader,
   MEMORY_SAMPLE_MS,
   ReachRun,
   loadReachConfig,

@@ -6,7 +6,7 @@
  * derivation and the one agent entry (DESIGN 3.8).
  */
 import fc from "fast-check";
-import { MemoryReachExceededError, ReachError, ReachExceededError, ReachPolicy, resetMemorySample, type ReachBudget } from "@rein/guard";
+import { MemoryReachExceededError, ReachError, ReachExceededError, ReachPolicy, resetMemorySample, setMemoryReader, type ReachBudget } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ContextOverflowError } from "../model/provider-errors";
@@ -182,7 +182,9 @@ describe("budgets only narrow", () => {
   });
 
   it("a received memory budget below the local maximum is the one enforced", async () => {
-    const held: Buffer[] = [];
+    // The process's memory is stated (grows by 64 MB), not allocated and read from RSS.
+    let memoryMb = 200;
+    setMemoryReader(() => memoryMb);
     class Worker extends Agent {
       async run(): Promise<string> {
         return "ran";
@@ -190,18 +192,21 @@ describe("budgets only narrow", () => {
     }
     class Hungry extends Agent {
       async run(): Promise<string> {
-        for (let index = 0; index < 8; index++) held.push(Buffer.alloc(8 * 1024 * 1024, index + 1));
+        memoryMb += 64;
         resetMemorySample();
         return new Worker().run();
       }
     }
-    resetMemorySample();
-    const error = await withReachBudget({ depth: 5, memoryMb: 16 }, () => new Hungry().run(), { policy: new ReachPolicy({ maxMemoryMb: 1024 }) }).catch(
-      (caught: unknown) => caught,
-    );
-    held.length = 0;
-    expect(MemoryReachExceededError.isInstance(error)).toBe(true);
-    expect((error as MemoryReachExceededError).limitMb).toBe(16);
+    try {
+      const error = await withReachBudget({ depth: 5, memoryMb: 16 }, () => new Hungry().run(), { policy: new ReachPolicy({ maxMemoryMb: 1024 }) }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(MemoryReachExceededError.isInstance(error)).toBe(true);
+      expect((error as MemoryReachExceededError).limitMb).toBe(16);
+      expect((error as MemoryReachExceededError).growthMb).toBe(64);
+    } finally {
+      setMemoryReader(undefined);
+    }
   });
 });
 

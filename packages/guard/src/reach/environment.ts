@@ -39,8 +39,14 @@ let smapsReadable: boolean | undefined;
 let wanted = false;
 let timer: ReturnType<typeof setInterval> | undefined;
 
-/** Reads the process's memory now: USS from `/proc/self/smaps_rollup`, else RSS. */
+/** Reads the process's memory now: the injected reader (tests), else USS from `/proc/self/smaps_rollup`, else RSS. */
 function readMemoryMb(): number {
+  if (memoryReader !== undefined) return memoryReader();
+  return readProcessMemoryMb();
+}
+
+/** USS from `/proc/self/smaps_rollup`, else RSS. */
+function readProcessMemoryMb(): number {
   if (smapsReadable !== false) {
     try {
       const text = readFileSync("/proc/self/smaps_rollup", "utf8");
@@ -82,5 +88,26 @@ function sample(): void {
 
 /** Reads memory again now (tests, and a caller that needs a fresh figure). @internal */
 export function resetMemorySample(): void {
+  sampledMb = readMemoryMb();
+}
+
+let memoryReader: (() => number) | undefined;
+
+/**
+ * Replaces how memory is read (in MB) until called again with `undefined`,
+ * and takes a sample with it now: a test of the memory limit states the
+ * process's memory instead of allocating and reading RSS, which a garbage
+ * collection or the allocator can move by more than the limit tested.
+ * @internal
+ * @example
+ * ```ts
+ * let mb = 100;
+ * setMemoryReader(() => mb);
+ * mb = 140; // grew by 40 MB
+ * resetMemorySample();
+ * ```
+ */
+export function setMemoryReader(reader: (() => number) | undefined): void {
+  memoryReader = reader;
   sampledMb = readMemoryMb();
 }

@@ -3,7 +3,7 @@ export { ReachPolicy } from "./reach-policy";
 export type { ReachLimits, ReachFigures } from "./reach-policy";
 export { ReachError, ReachExceededError, MemoryReachExceededError, UntrustedZoneError } from "./reach-limit-errors";
 export type { ReachDimension } from "./reach-limit-errors";
-export { detectZone, resetZone, memoryUsageMb, resetMemorySample, MEMORY_SAMPLE_MS } from "./environment";
+export { detectZone, resetZone, memoryUsageMb, resetMemorySample, setMemoryReader, MEMORY_SAMPLE_MS } from "./environment";
 export { ReachRun } from "./reach-run";
 export { narrowBudget } from "./narrow-budget";
 export type { ReachStatus } from "./reach-run";
