@@ -175,6 +175,29 @@ async function expectConnectionsClosed(): Promise<void> {
   await server().allConnectionsClosed();
 }
 
+/**
+ * Queues `reply` and runs `call` with a whole-request `timeoutMs`, until the
+ * request reached the server before the limit fired — on a loaded machine a
+ * fresh SDK can take longer than the limit just to connect, and a call that
+ * timed out before sending proves nothing about a stalled answer. The limit
+ * doubles from 500 ms up to 16 s; each attempt queues its own reply (a late
+ * request of an earlier attempt takes one). Returns the last attempt's
+ * failure, its limit, and whether its request reached the server in time.
+ */
+async function timedOutAfterTheServerAnswered(
+  reply: FixtureReply,
+  call: (timeoutMs: number) => Promise<unknown>,
+): Promise<{ error: unknown; timeoutMs: number; reached: boolean }> {
+  for (let timeoutMs = 500; ; timeoutMs *= 2) {
+    const before = server().requests.length;
+    server().reply(reply);
+    const error = await call(timeoutMs);
+    const reached = server().requests.length > before;
+    if (reached || timeoutMs >= 16_000) return { error, timeoutMs, reached };
+    await server().allConnectionsClosed();
+  }
+}
+
 function upTo(sse: string, marker: string): string {
   const events = sse.split("\n\n");
   const end = events.findIndex((event) => event.includes(marker));
@@ -185,31 +208,40 @@ function upTo(sse: string, marker: string): string {
 describe.each(adapters)("$name adapter", (adapter) => {
   describe("whole-request timeoutMs", () => {
     it("fails a request whose body stalls after the headers with ProviderTimeoutError within timeoutMs, closing the connection", async () => {
-      server().reply({ json: adapter.finalText(), stallAfterBytes: 20 });
       // The body never ends: only the whole-request timer can end this call (the idle timer covers streams only).
-      const error = await failureOf(adapter.make({ timeoutMs: 500 }).complete(request));
+      const { error, timeoutMs, reached } = await timedOutAfterTheServerAnswered({ json: adapter.finalText(), stallAfterBytes: 20 }, (limit) =>
+        failureOf(adapter.make({ timeoutMs: limit }).complete(request)),
+      );
+      expect(reached).toBe(true);
       expect(error).toBeInstanceOf(ProviderTimeoutError);
-      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs: 500 });
-      expect((error as Error).message).toMatch(/timed out: no complete answer within timeoutMs = 500 ms, so it was aborted — raise timeoutMs/);
+      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs });
+      expect((error as Error).message).toMatch(new RegExp(`timed out: no complete answer within timeoutMs = ${timeoutMs} ms, so it was aborted — raise timeoutMs`));
       await expectConnectionsClosed();
     });
 
     it("fails a stream that stalls right after its headers with ProviderTimeoutError within timeoutMs, closing the connection", async () => {
-      server().reply({ sse: adapter.streamText(), stallAfterBytes: 0 });
       // timeoutMs fires first (the idle timer is ten minutes): it is the limit the error names.
-      const { seen, error } = await consume(adapter.make({ timeoutMs: 500, idleTimeoutMs: 600_000 }).stream(request));
+      let seen: ModelStreamEvent[] = [];
+      const { error, timeoutMs, reached } = await timedOutAfterTheServerAnswered({ sse: adapter.streamText(), stallAfterBytes: 0 }, async (limit) => {
+        const consumed = await consume(adapter.make({ timeoutMs: limit, idleTimeoutMs: 600_000 }).stream(request));
+        seen = consumed.seen;
+        return consumed.error;
+      });
+      expect(reached).toBe(true);
       expect(error).toBeInstanceOf(ProviderTimeoutError);
-      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs: 500 });
+      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs });
       expect(seen).toEqual([]);
       await expectConnectionsClosed();
     });
 
     it("bounds a request through a given client too, whatever the client's own timeout", async () => {
-      server().reply({ json: adapter.finalText(), stallAfterBytes: 0 });
       // The client's own timeout is ten minutes: a call that ends at all was ended by timeoutMs.
-      const error = await failureOf(adapter.withFetch(fetch, { timeoutMs: 500 }).complete(request));
+      const { error, timeoutMs, reached } = await timedOutAfterTheServerAnswered({ json: adapter.finalText(), stallAfterBytes: 0 }, (limit) =>
+        failureOf(adapter.withFetch(fetch, { timeoutMs: limit }).complete(request)),
+      );
+      expect(reached).toBe(true);
       expect(error).toBeInstanceOf(ProviderTimeoutError);
-      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs: 500 });
+      expect(error).toMatchObject({ limit: "timeoutMs", timeoutMs });
       await expectConnectionsClosed();
     });
   });
