@@ -230,14 +230,14 @@ describe("schema", () => {
     const schema = freshSchemaName();
     open({ schema }).close();
     const versions = await admin!.query(`SELECT version FROM "${schema}".rein_schema ORDER BY version`);
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     await admin!.query(`INSERT INTO "${schema}".rein_schema (version, name, applied_at) VALUES (7, 'from the future', 0)`);
     const error = thrown(() => open({ schema }));
     expect(PostgresSchemaVersionError.isInstance(error)).toBe(true);
     expect(SessionSchemaVersionError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ foundVersion: 7, supportedVersion: 3 });
-    expect((error as Error).message).toMatch(/has schema version 7, newer than version 3 supported by this @rein\/store-postgres.*upgrade @rein\/store-postgres/);
-    expect((await admin!.query(`SELECT count(*)::int AS n FROM "${schema}".rein_schema`)).rows).toEqual([{ n: 4 }]);
+    expect(error).toMatchObject({ foundVersion: 7, supportedVersion: 4 });
+    expect((error as Error).message).toMatch(/has schema version 7, newer than version 4 supported by this @rein\/store-postgres.*upgrade @rein\/store-postgres/);
+    expect((await admin!.query(`SELECT count(*)::int AS n FROM "${schema}".rein_schema`)).rows).toEqual([{ n: 5 }]);
   });
 
   it("a schema holding tables Rein did not create is refused untouched", async () => {

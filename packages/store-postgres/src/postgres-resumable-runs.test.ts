@@ -86,7 +86,7 @@ test("a schema of version 1 gains the runs table (with lease epochs) when opened
   const admin = new Client({ connectionString: server!.connectionString });
   await admin.connect();
   try {
-    await admin.query(`DROP TABLE "${schema}".runs; DELETE FROM "${schema}".rein_schema WHERE version IN (2, 3)`);
+    await admin.query(`DROP TABLE "${schema}".consumed; DROP TABLE "${schema}".runs; DELETE FROM "${schema}".rein_schema WHERE version > 1`);
   } finally {
     await admin.end();
   }
@@ -111,7 +111,7 @@ test("a schema of version 2 gains lease epochs when opened: its runs start at ep
   const admin = new Client({ connectionString: server!.connectionString });
   await admin.connect();
   try {
-    await admin.query(`ALTER TABLE "${schema}".runs DROP COLUMN lease_epoch; DELETE FROM "${schema}".rein_schema WHERE version = 3`);
+    await admin.query(`DROP TABLE "${schema}".consumed; ALTER TABLE "${schema}".runs DROP COLUMN lease_epoch; DELETE FROM "${schema}".rein_schema WHERE version > 2`);
   } finally {
     await admin.end();
   }
