@@ -3,53 +3,13 @@ import type { LoopDetectionOptions } from "./loop-detection-options";
 import type { LoopDetection, LoopDetectionResult, LoopDetectorKind, LoopLevel } from "./loop-detection-result";
 import * as messages from "./loop-messages";
 import { churnStreak, measureWindow, pingPongStreak } from "./loop-streaks";
-import { hashOutcome, hashToolCallJson } from "./stable-hash";
-import { stableStringify } from "./stable-json";
+import { CallHashes } from "./call-hashes";
+import { hashOutcome } from "./stable-hash";
 import type { ToolCallRecord } from "./tool-call-record";
 import { UnknownToolError } from "./unknown-tool-error";
+import type { DetectOptions, LoopDetectorStats, ToolCallInput, ToolOutcomeInput } from "./loop-detector-inputs";
 
-/** A tool call as {@link ToolLoopDetector.recordCall} receives it. */
-export interface ToolCallInput {
-  /** The tool called. */
-  toolName: string;
-  /** The call's arguments, hashed with {@link hashToolCall}. */
-  params: unknown;
-  /** The provider's id of the call; lets the outcome find its call exactly. */
-  toolCallId?: string;
-  /** The run the call belongs to. @default undefined (its own scope) */
-  runId?: string;
-}
-
-/** A finished tool call as {@link ToolLoopDetector.recordOutcome} receives it. */
-export interface ToolOutcomeInput extends ToolCallInput {
-  /** What the tool returned. */
-  result?: unknown;
-  /** What the tool threw; when not `undefined` the call failed. */
-  error?: unknown;
-}
-
-/** Options of {@link ToolLoopDetector.detect}. */
-export interface DetectOptions {
-  /** Compare only with calls of this run. @default undefined (the calls recorded without a run id) */
-  runId?: string;
-  /**
-   * The id of the call being checked. If that call was already recorded
-   * (`recordCall` before `detect`), it is left out of the comparison.
-   */
-  toolCallId?: string;
-  /** The tool declares itself a poll tool (`tool({ poll: true })`), beside `config.pollTools`. @default false */
-  poll?: boolean;
-}
-
-/** What {@link ToolLoopDetector.stats} reports. */
-export interface LoopDetectorStats {
-  /** Calls recorded since the detector was created (or the run began), not only those in the window. */
-  totalCalls: number;
-  /** Distinct call patterns (tool and arguments) in the window. */
-  uniquePatterns: number;
-  /** The pattern seen most often in the window, if any. */
-  mostFrequent?: { toolName: string; argsHash: string; count: number };
-}
+export type { DetectOptions, LoopDetectorStats, ToolCallInput, ToolOutcomeInput } from "./loop-detector-inputs";
 
 type MutableRecord = { -readonly [K in keyof ToolCallRecord]: ToolCallRecord[K] };
 
@@ -74,13 +34,6 @@ const lookupSets = new WeakMap<
   LoopDetectionConfig,
   { pollTools: ReadonlySet<string>; volatileKeys: ReadonlySet<string>; byTool: ReadonlyMap<string, ReadonlySet<string>> }
 >();
-
-/** Distinct hashes kept interned before the table starts over (far above any window). */
-const INTERN_LIMIT = 4096;
-/** Argument hashes cached per tool, and tools cached, before starting over (far above the patterns of one window). */
-const ARGS_CACHE_LIMIT = 256;
-/** Arguments whose stable JSON is longer are hashed without caching, so the cache never holds large payloads. */
-const ARGS_CACHE_MAX_JSON = 2048;
 
 /**
  * Watches one agent's tool calls for loops that make no progress: the same
@@ -110,11 +63,8 @@ export class ToolLoopDetector {
   private readonly pollTools: ReadonlySet<string>;
   private readonly defaultVolatileKeys: ReadonlySet<string>;
   private readonly volatileKeysByTool = new Map<string, ReadonlySet<string>>();
-  private readonly interned = new Map<string, string>();
-  /** The last flat arguments hashed, with their values (see argsHashOf). */
-  private lastArgs: FlatArguments | undefined;
-  /** Argument hashes by tool name, then by the arguments' stable JSON (see argsHashOf). */
-  private readonly argsHashes = new Map<string, Map<string, string>>();
+  /** Argument hashes (cached, checked against content) and the interned hash strings of this detector. */
+  private readonly hashes = new CallHashes();
   private lastRunKey: string | undefined;
 
   /**
@@ -160,7 +110,7 @@ export class ToolLoopDetector {
     checkToolName("recordCall", call?.toolName);
     const record: MutableRecord = {
       toolName: call.toolName,
-      argsHash: this.argsHashOf(call.toolName, call.params),
+      argsHash: this.hashes.argsHashOf(call.toolName, call.params),
       timestamp: Date.now(),
     };
     if (call.toolCallId !== undefined) record.toolCallId = call.toolCallId;
@@ -186,7 +136,7 @@ export class ToolLoopDetector {
     const pending = run === undefined ? undefined : this.findPending(run.records, outcome);
     const record: MutableRecord = pending ?? {
       toolName: outcome.toolName,
-      argsHash: this.argsHashOf(outcome.toolName, outcome.params),
+      argsHash: this.hashes.argsHashOf(outcome.toolName, outcome.params),
       timestamp: Date.now(),
     };
     if (pending === undefined) {
@@ -200,7 +150,7 @@ export class ToolLoopDetector {
 
     const failed = outcome.error !== undefined;
     record.outcome = failed ? "error" : "result";
-    record.resultHash = this.intern(hashOutcome(outcome, { volatileKeys: this.volatileKeysFor(outcome.toolName) }));
+    record.resultHash = this.hashes.intern(hashOutcome(outcome, { volatileKeys: this.volatileKeysFor(outcome.toolName) }));
     if (failed) {
       const unknownToolName = unknownToolNameOf(outcome.error);
       if (unknownToolName !== undefined) record.unknownToolName = unknownToolName;
@@ -225,7 +175,7 @@ export class ToolLoopDetector {
       options.toolCallId === undefined
         ? run.records
         : run.records.filter((record) => record.toolCallId !== options.toolCallId);
-    const argsHash = this.argsHashOf(toolName, params);
+    const argsHash = this.hashes.argsHashOf(toolName, params);
     const poll = options.poll === true || this.pollTools.has(toolName);
 
     return this.firstVerdict(records, toolName, argsHash, poll);
@@ -372,7 +322,7 @@ export class ToolLoopDetector {
       }
       return undefined;
     }
-    const argsHash = this.argsHashOf(outcome.toolName, outcome.params);
+    const argsHash = this.hashes.argsHashOf(outcome.toolName, outcome.params);
     for (let i = records.length - 1; i >= 0; i--) {
       const record = records[i];
       if (record.argsHash === argsHash && record.outcome === undefined && record.toolCallId === undefined) return record;
@@ -380,97 +330,9 @@ export class ToolLoopDetector {
     return undefined;
   }
 
-  /**
-   * The arguments' hash, from their content every time: a caller may mutate
-   * one params object between calls, so object identity alone proves
-   * nothing. Two caches keep it cheap, both checked against content:
-   *
-   * - the last flat arguments (a plain object of primitives, as most tool
-   *   arguments are) with a copy of their values: `detect`, `recordCall` and
-   *   `recordOutcome` of one call usually pass the same object, and comparing
-   *   its values costs far less than writing its JSON;
-   * - hashes by tool name and stable JSON, which skips the sha256 of a call
-   *   seen before (a hit is a content match by construction).
-   */
-  private argsHashOf(toolName: string, params: unknown): string {
-    const last = this.lastArgs;
-    if (last !== undefined && last.params === params && last.toolName === toolName && hasValues(params, last)) {
-      return last.argsHash;
-    }
-    const argsHash = this.argsHashOfJson(toolName, stableStringify(params));
-    this.lastArgs = flatArguments(params, toolName, argsHash);
-    return argsHash;
-  }
-
-  private argsHashOfJson(toolName: string, json: string): string {
-    if (json.length > ARGS_CACHE_MAX_JSON) return this.intern(hashToolCallJson(toolName, json));
-    let byJson = this.argsHashes.get(toolName);
-    const known = byJson?.get(json);
-    if (known !== undefined) return known;
-    const argsHash = this.intern(hashToolCallJson(toolName, json));
-    if (byJson === undefined || byJson.size >= ARGS_CACHE_LIMIT) {
-      if (this.argsHashes.size >= ARGS_CACHE_LIMIT) this.argsHashes.clear();
-      byJson = new Map();
-      this.argsHashes.set(toolName, byJson);
-    }
-    byJson.set(json, argsHash);
-    return argsHash;
-  }
-
-  /**
-   * One string object per distinct hash: the window scans compare hashes on
-   * every call, and equal objects compare by identity instead of 70 characters.
-   */
-  private intern(hash: string): string {
-    const known = this.interned.get(hash);
-    if (known !== undefined) return known;
-    if (this.interned.size >= INTERN_LIMIT) this.interned.clear();
-    this.interned.set(hash, hash);
-    return hash;
-  }
-
   private volatileKeysFor(toolName: string): ReadonlySet<string> {
     return this.volatileKeysByTool.get(toolName) ?? this.defaultVolatileKeys;
   }
-}
-
-/** Arguments made of a plain object's own primitive values, and their hash. */
-interface FlatArguments {
-  readonly params: object;
-  readonly toolName: string;
-  readonly keys: readonly string[];
-  readonly values: readonly unknown[];
-  readonly argsHash: string;
-}
-
-/** A snapshot of `params` when it is a plain object of primitives (nothing nested that could change unseen), else undefined. */
-function flatArguments(params: unknown, toolName: string, argsHash: string): FlatArguments | undefined {
-  if (typeof params !== "object" || params === null) return undefined;
-  const prototype: unknown = Object.getPrototypeOf(params);
-  if (prototype !== Object.prototype && prototype !== null) return undefined;
-  const record = params as Record<string, unknown>;
-  const keys = Object.keys(record);
-  const values = new Array<unknown>(keys.length);
-  for (let i = 0; i < keys.length; i++) {
-    const value = record[keys[i]];
-    if ((typeof value === "object" && value !== null) || typeof value === "function") return undefined;
-    values[i] = value;
-  }
-  return { params, toolName, keys, values, argsHash };
-}
-
-/** Whether `params` still holds exactly the snapshot's keys (in order) and values: then its JSON, and hash, are the same. */
-function hasValues(params: unknown, snapshot: FlatArguments): boolean {
-  const record = params as Record<string, unknown>;
-  const prototype: unknown = Object.getPrototypeOf(record);
-  if (prototype !== Object.prototype && prototype !== null) return false;
-  const keys = Object.keys(record);
-  const { keys: knownKeys, values } = snapshot;
-  if (keys.length !== knownKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    if (keys[i] !== knownKeys[i] || !Object.is(record[keys[i]], values[i])) return false;
-  }
-  return true;
 }
 
 function verdict(
