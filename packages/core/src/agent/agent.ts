@@ -1,16 +1,17 @@
-import { ReachPolicy, type ChainLimits, type LoopDetectionOptions, type ReachError, type ReachPolicyOptions } from "@rein/guard";
+import { ReachPolicy, type ChainLimits, type LoopDetectionOptions, type ReachPolicyOptions } from "@rein/guard";
 import { Context } from "../context/context";
-import { DecisionError, SessionMismatchError } from "../errors/core-errors";
+import { SessionMismatchError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
-import type { ToolChoice } from "../model/model-provider";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvents } from "../runtime/run-events";
 import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
 import type { RunResult } from "../runtime/run-result";
+import { choicePrompt, chosenId, normaliseChoices } from "./choices";
+import { NO_USAGE, turnResult } from "./turn-result";
 import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
 import type { PausedRun, RunResumption } from "../runtime/turn-pause";
-import type { ScopeOwner } from "../scope/enter-scope";
+import type { ScopeOwner } from "../scope/scope-owner";
 import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions } from "../resumable/resume-run";
 import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-options";
 import type { Tool } from "../tools/tool";
@@ -19,8 +20,7 @@ import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { enterTurn } from "./turn-entry";
 import { consumeContinuation, newContinuationId } from "./consume-continuation";
 import { prepareAgentClass, type ClassInfo } from "./class-setup";
-import type { MethodOptions } from "./method-options";
-import { methodTool, type ToolApprover } from "./method-tool";
+import { methodTools, resolveToolEntries } from "./agent-tools";
 import {
   agentOptionsSchema,
   agentSpecSchema,
@@ -364,20 +364,14 @@ export class Agent<Output = string> implements ScopeOwner {
   async choose(prompt: string, options: ChoiceOptions, overrides: Omit<AskOptions, "tools" | "toolChoice" | "responseFormat"> = {}): Promise<string> {
     checkChooseArguments(prompt, options, overrides);
     const choices = normaliseChoices(options);
-    const listing = choices.map(({ id, description }) => (description ? `- ${id}: ${description}` : `- ${id}`)).join("\n");
     // Always a plain-text answer, whatever responseFormat the agent has.
-    const request = this.#execRequest(`${prompt}\n\nChoose exactly one of these options and answer with its id only, nothing else:\n${listing}`, {
+    const request = this.#execRequest(choicePrompt(prompt, choices), {
       ...overrides,
       tools: [],
       maxIterations: 1,
     });
     const { responseFormat: _format, ...plain } = request;
-    const answer = (await (overrides.runtime ?? this.runtime).exec(plain)).text;
-    const cleaned = answer.trim().replace(/^[`"'*\s]+|[`"'*.\s]+$/g, "");
-    const ids = choices.map((choice) => choice.id);
-    const exact = ids.find((id) => id === cleaned) ?? ids.find((id) => id.toLowerCase() === cleaned.toLowerCase());
-    if (exact === undefined) throw new DecisionError(answer.trim(), ids);
-    return exact;
+    return chosenId((await (overrides.runtime ?? this.runtime).exec(plain)).text, choices);
   }
 
   /** The agent's `tool: true` methods as tools bound to this instance. */
@@ -386,31 +380,11 @@ export class Agent<Output = string> implements ScopeOwner {
   }
 
   #toolMap(): Map<string, Tool> {
-    if (this.#tools !== undefined) return this.#tools;
-    const tools = new Map<string, Tool>();
-    const overrides = this.#options.methodOptions ?? {};
-    for (const method of this.#classInfo.methods.values()) {
-      const override = overrides[method.name];
-      const options = override === undefined ? method.options : { ...method.options, ...override };
-      if (!options.tool || method.tool === undefined) continue;
-      tools.set(method.name, methodTool(this, { ...method, options }, this.#options.approveToolCall));
-    }
-    return (this.#tools = tools);
+    return (this.#tools ??= methodTools(this, this.#classInfo, this.#options));
   }
 
   #resolveTools(entries: readonly AgentToolEntry[] | undefined): Tool[] {
-    if (entries === undefined) return this.asTools();
-    const own = this.#toolMap();
-    return entries.map((entry) => {
-      if (typeof entry !== "string") return entry;
-      const tool = own.get(entry);
-      if (tool === undefined) {
-        throw new TypeError(
-          `${this.name} has no tool method named '${entry}' (its tool methods: ${[...own.keys()].join(", ") || "none"})`,
-        );
-      }
-      return tool;
-    });
+    return entries === undefined ? this.asTools() : resolveToolEntries(this.name, entries, this.#toolMap());
   }
 
   #setting<T>(name: keyof AgentOptions & keyof AgentClassDefaults): T | undefined {
@@ -423,47 +397,4 @@ function classDefault<T>(agent: Agent<unknown>, name: string): T | undefined {
   return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
 }
 
-function normaliseChoices(options: ChoiceOptions): { id: string; description?: string }[] {
-  let choices: { id: string; description?: string }[];
-  if (Array.isArray(options)) {
-    choices = (options as readonly (string | { id: string; description?: string })[]).map((option) =>
-      typeof option === "string" ? { id: option } : option,
-    );
-  } else if (typeof options === "object" && options !== null) {
-    choices = Object.entries(options as Record<string, string>).map(([id, description]) => ({ id, description }));
-  } else {
-    throw new TypeError("choose() expects options as an array of ids, an array of { id, description }, or { id: description }");
-  }
-  if (choices.length === 0) throw new TypeError("choose() needs at least one option");
-  const seen = new Set<string>();
-  for (const choice of choices) {
-    if (typeof choice?.id !== "string" || choice.id.trim() === "") throw new TypeError("choose() option ids must be non-empty strings");
-    if (seen.has(choice.id)) throw new TypeError(`choose() option '${choice.id}' appears twice`);
-    seen.add(choice.id);
-  }
-  return choices;
-}
-
 const NOTHING_STEERED: readonly string[] = Object.freeze([]);
-
-const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
-
-/** A turn's result from its run's, with where the session now stands. */
-function turnResult(run: RunResult, writer: Context["store"]): TurnResult {
-  let headId: string | undefined;
-  try {
-    headId = writer?.head ?? undefined;
-  } catch {
-    headId = run.headId;
-  }
-  return {
-    status: run.status,
-    text: run.text,
-    ...(run.output === undefined ? {} : { output: run.output }),
-    usage: run.usage,
-    requests: run.requests,
-    sessionId: writer?.sessionId,
-    headId,
-    ...(run.status === "completed" || run.status === "paused" ? {} : { error: run.error }),
-  };
-}
