@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { Hono, type Context as HonoContext } from "hono";
 import {
   CancelledError,
-  Context,
   InMemorySessionStore,
   ProviderError,
   ReachError,
@@ -19,7 +18,8 @@ import {
   type SessionStoreLike,
 } from "rein";
 import { policySecretSet } from "./policy-secret";
-import { checkEntries, instantiate, type Entries } from "./entries";
+import { checkEntries, type Entries } from "./entries";
+import { CANCELLED, callEntry } from "./call-entry";
 import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
 import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./http-error";
 import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
@@ -29,6 +29,8 @@ import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
 import { mountLiveRoutes } from "./live-routes";
+import type { BackgroundQueue } from "./background/background-queue";
+import { NO_QUEUE, enqueueRun, mountRunRoute, prefersAsync } from "./background/background-routes";
 
 /**
  * Options of {@link createServer}.
@@ -87,6 +89,17 @@ export interface CreateServerOptions {
    * @default 300_000
    */
   readonly approvalTimeoutMs?: number;
+  /**
+   * The job queue of background runs: `POST /v1/agent/run` with `Prefer:
+   * respond-async` then answers 202 `{ runId }` and puts the run on it, for
+   * `rein worker` (or {@link startBackgroundWorker}) to execute, and `GET
+   * /v1/runs/:id` reads it back from any instance. Needs a `store` shared
+   * with the workers (a `PostgresSessionStore` on the queue's database).
+   * Without it, `Prefer: respond-async` is a 501 `queue_not_configured`
+   * (docs/background-runs.md).
+   * @default undefined (runs happen in the request only)
+   */
+  readonly queue?: BackgroundQueue;
 }
 
 /**
@@ -151,6 +164,13 @@ export function createServer(options: CreateServerOptions): Hono {
     return c.json(errorBody(type, message), STATUS_OF[type]);
   };
   const read = <R>(fn: () => R | Promise<R>) => fromStore(report, fn);
+  const queue = options.queue;
+  if (queue !== undefined && (typeof queue !== "object" || queue === null || typeof queue.send !== "function" || typeof queue.get !== "function")) {
+    throw new TypeError("createServer({ queue }): queue must be a BackgroundQueue (e.g. new PgBossQueue({ connectionString }))");
+  }
+  if (queue !== undefined && options.store === undefined) {
+    throw new TypeError("createServer({ queue }): a queue needs the store its workers record into (e.g. store: new PostgresSessionStore({ connectionString })), not the default in-memory store");
+  }
   if (options.auth !== undefined && (typeof options.auth !== "object" || options.auth === null || typeof options.auth.keys?.find !== "function")) {
     throw new TypeError("createServer({ auth }): auth must be { keys: ApiKeyStore } (an InMemoryApiKeyStore, SqliteApiKeyStore or PostgresApiKeyStore)");
   }
@@ -206,6 +226,17 @@ export function createServer(options: CreateServerOptions): Hono {
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {
       return fail(c, "not_found", `no entry '${bounded(body.entry)}'; listed entries: ${bounded(Object.keys(entries).join(", "), 400)}`);
     }
+    if (prefersAsync(c.req.header("prefer"))) {
+      if (queue === undefined) return fail(c, "queue_not_configured", NO_QUEUE);
+      if (c.req.header("x-run-id") !== undefined) return fail(c, "invalid_run_id", "a background run (Prefer: respond-async) gets its id from the server: leave X-Run-Id out");
+      const admitted = admit(c, caller, "this entry");
+      const args = { caller, entry: body.entry, args: body.args, sessionId: body.sessionId, budget: admitted.budget, traceparent: admitted.traceparent, ...admitted.caller };
+      const queuedId = await enqueueRun(queue, report, args);
+      c.header("X-Run-Id", queuedId);
+      c.header("Location", `/v1/runs/${queuedId}`);
+      c.header("Preference-Applied", "respond-async");
+      return c.json({ runId: queuedId }, 202);
+    }
     const { budget, traceparent, runId, caller: issuer } = admit(c, caller, "this entry");
     // The client's name of the session; the store holds it under the caller's prefix (ownership.ts).
     const sessionId = body.sessionId ?? `run-${runId}`;
@@ -232,19 +263,20 @@ export function createServer(options: CreateServerOptions): Hono {
     const usageOf = () => (observed ? { usage: { ...usage } } : {});
     const runEntry = async (): Promise<{ response: RunResponse; errorType?: ErrorType }> => {
       try {
-        const target = instantiate(entry, { onEvent, signal: controller.signal, runId, approveToolCall: watched.approver });
-        const method = target[entry[1]];
-        if (typeof method !== "function") throw new TypeError(`entry '${body.entry}': the factory's object has no method '${entry[1]}'`);
-        // Every run the entry makes reports to this request (events, usage) and is cancelled by it, class or factory entry alike.
-        const call = () =>
-          withRunListener(
-            onEvent,
-            () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, body.args), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
-            { signal: controller.signal },
-          );
-        const context = Context.forSession(store, storedId);
-        const aborted = new Promise<typeof CANCELLED>((resolve) => controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
-        const value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
+        const value = await callEntry({
+          entry,
+          entryName: body.entry,
+          args: body.args,
+          store,
+          storedSessionId: storedId,
+          runId,
+          budget,
+          policy,
+          ...(traceparent === undefined ? {} : { traceparent }),
+          signal: controller.signal,
+          onEvent,
+          approveToolCall: watched.approver,
+        });
         const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget, ...issuer };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
         return { response: { ...base, result: value ?? null, status: "completed" } };
@@ -417,13 +449,14 @@ export function createServer(options: CreateServerOptions): Hono {
     return c.json({ runId: id, status: "cancelling" });
   });
 
+  // After GET /v1/runs/events (live-routes.ts), which this pattern would otherwise match.
+  mountRunRoute(app, { who, queue, store, read });
+
   return app;
 }
 
-const CANCELLED = Symbol("cancelled");
-
-/** The error type of a failed run: a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
-function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
+/** @internal The error type of a failed run: a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
+export function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
   if (ReachError.isInstance(error)) return "reach_exceeded";
   if (ProviderError.isInstance(error)) return "provider_error";
   return isStoreFault(error) ? "store_unavailable" : "run_error";
@@ -448,7 +481,8 @@ function reportToStderr(error: unknown): void {
   process.stderr.write(`rein server: ${line.split("\n")[0]}\n`);
 }
 
-function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
+/** @internal The stored session's head node, when the store can say. */
+export function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
   try {
     const head = store.head(sessionId);
     return head === null ? {} : { headId: head };
@@ -457,8 +491,8 @@ function headOf(store: SessionStoreLike, sessionId: string): { headId?: string }
   }
 }
 
-/** JSON that survives Infinity (→ null), bigint and cycles. */
-function safeJson(value: unknown): string {
+/** @internal JSON that survives Infinity (→ null), bigint and cycles. */
+export function safeJson(value: unknown): string {
   const seen = new WeakSet<object>();
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === "bigint") return v.toString();

@@ -13,7 +13,8 @@ export interface ErrorBody {
  * The `type` of an {@link ErrorBody}; each maps to one status code
  * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400;
  * `unauthorized` 401; `forbidden`, `reach_exceeded` 403; `not_found` 404;
- * `run_conflict` 409; `body_too_large` 413; `provider_error` 502;
+ * `run_conflict` 409; `body_too_large` 413; `queue_not_configured` 501
+ * (`Prefer: respond-async` on a server without a queue); `provider_error` 502;
  * `shutting_down`, `store_unavailable` 503).
  * @example
  * ```ts
@@ -32,11 +33,12 @@ export type ErrorType =
   | "run_conflict"
   | "body_too_large"
   | "provider_error"
+  | "queue_not_configured"
   | "shutting_down"
   | "store_unavailable";
 
 /** @internal the status of each error type. */
-export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 | 413 | 502 | 503>> = {
+export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 | 413 | 501 | 502 | 503>> = {
   invalid_body: 400,
   invalid_policy: 400,
   invalid_run_id: 400,
@@ -48,6 +50,7 @@ export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 |
   run_conflict: 409,
   body_too_large: 413,
   provider_error: 502,
+  queue_not_configured: 501,
   shutting_down: 503,
   store_unavailable: 503,
 };

@@ -23,3 +23,5 @@ export { createInspector } from "./inspector/create-inspector";
 export type { CreateInspectorOptions } from "./inspector/create-inspector";
 export type { ApprovalRequestEvent, PendingApproval } from "./approvals";
 export type { RunSummary, ReachFigures, RunFeedMessage } from "./run-feed";
+export { PgBossQueue, startBackgroundWorker } from "./background";
+export type { PgBossQueueOptions, BackgroundWorker, BackgroundWorkerOptions, BackgroundQueue, BackgroundJob, BackgroundOutcome, BackgroundRunRecord, BackgroundRunState } from "./background";

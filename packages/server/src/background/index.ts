@@ -1,0 +1,5 @@
+export { PgBossQueue } from "./pg-boss-queue";
+export type { PgBossQueueOptions } from "./pg-boss-queue";
+export { startBackgroundWorker } from "./background-worker";
+export type { BackgroundWorker, BackgroundWorkerOptions } from "./background-worker";
+export type { BackgroundQueue, BackgroundJob, BackgroundOutcome, BackgroundRunRecord, BackgroundRunState } from "./background-queue";

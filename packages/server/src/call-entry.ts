@@ -1,0 +1,53 @@
+import { Context, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type ToolApprover } from "rein";
+import { instantiate, type Entry } from "./entries";
+
+/** @internal What {@link callEntry} needs to call one entry once. */
+export interface CallEntryOptions {
+  readonly entry: Entry;
+  /** The entry's listed name (for the error when the method is missing). */
+  readonly entryName: string;
+  readonly args: readonly unknown[];
+  readonly store: SessionStoreLike;
+  /** The session the run records into, as stored (the owner's prefix included). */
+  readonly storedSessionId: string;
+  readonly runId: string;
+  /** The admitted budget (already clamped to `policy`). */
+  readonly budget: ReachBudget;
+  readonly policy: ReachPolicy;
+  readonly traceparent?: string;
+  readonly signal: AbortSignal;
+  readonly onEvent: RunEventListener;
+  readonly approveToolCall?: ToolApprover;
+}
+
+/** @internal The value of {@link callEntry} when its signal aborted before the entry returned. */
+export const CANCELLED: unique symbol = Symbol("cancelled");
+
+/**
+ * @internal Calls an entry the way every server path does — `POST
+ * /v1/agent/run` in the request and a background job in `rein worker` —
+ * one home for it: the entry built with the run's listener, signal, id and
+ * approver; every run it makes reports to `onEvent` and is cancelled by
+ * `signal`; the call runs inside the admitted budget (traceparent
+ * continued) in a context recording into the stored session. Resolves with
+ * the method's value, or {@link CANCELLED} once `signal` aborts; rejects
+ * with the entry's error.
+ */
+export async function callEntry(options: CallEntryOptions): Promise<unknown> {
+  const { entry, signal, onEvent, budget, policy, traceparent } = options;
+  const target = instantiate(entry, { onEvent, signal, runId: options.runId, ...(options.approveToolCall === undefined ? {} : { approveToolCall: options.approveToolCall }) });
+  const method = target[entry[1]];
+  if (typeof method !== "function") throw new TypeError(`entry '${options.entryName}': the factory's object has no method '${entry[1]}'`);
+  // Every run the entry makes reports to this caller (events, usage) and is cancelled by it, class or factory entry alike.
+  const call = () =>
+    withRunListener(
+      onEvent,
+      () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, options.args as unknown[]), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
+      { signal },
+    );
+  const context = Context.forSession(options.store, options.storedSessionId);
+  const aborted = new Promise<typeof CANCELLED>((resolve) => {
+    signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
+  });
+  return Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
+}
