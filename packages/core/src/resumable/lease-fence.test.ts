@@ -73,3 +73,35 @@ test("a worker whose run was claimed by another asks nobody for approval: the ru
   expect(store.readNodes("s").find((node) => node.id === runId)!.metadata["awaitingApproval"]).toBeUndefined();
   expect(store.getRun(runId)).toMatchObject({ state: "running", owned: true, leaseEpoch: 2 });
 });
+
+test.each([
+  ["returns", false],
+  ["fails", true],
+])("a run that %s after another worker claimed it records nothing and ends lease-lost, with the refusal as its cause", async (_, fails) => {
+  const store = new InMemorySessionStore();
+  store.createSession("s");
+  class Late extends Agent {
+    static methodOptions = { go: { resumable: { leaseMs: 100 } } };
+    async go(): Promise<string> {
+      const runId = store.listRuns().at(-1)!.runId;
+      // Stuck past its lease with no step to write: the run's own closing write is the first to be refused.
+      while (store.getRun(runId)!.leaseUntil! >= Date.now()) stall(5);
+      expect(store.claimRun(runId, ["running"], 30_000, 1)).toBe(true);
+      if (fails) throw new Error("late failure");
+      return "late result";
+    }
+  }
+  const error = await new Late({ context: Context.forSession(store, "s") }).go().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(RunPausedError.isInstance(error)).toBe(true);
+  expect(error).toMatchObject({ kind: "lease-lost" });
+  expect((error as Error).cause).toMatchObject({ name: "LeaseLostError", heldEpoch: 1, currentEpoch: 2 });
+  const runId = store.listRuns().at(-1)!.runId;
+  const node = store.readNodes("s").find((found) => found.id === runId)!;
+  expect(node.output).toBeUndefined();
+  expect(node.metadata).toMatchObject({ status: "running" });
+  expect(node.metadata["error"]).toBeUndefined();
+  expect(store.getRun(runId)).toMatchObject({ state: "running", owned: true, leaseEpoch: 2 });
+});

@@ -261,4 +261,4 @@ test("two processes on one SQLite file: worker A stalls inside a step past its l
   } finally {
     store.close();
   }
-}, 120_000);
+}, 180_000);

@@ -269,19 +269,7 @@ function endRun(
 ): unknown {
   clearInterval(renewal);
   activeRuns.delete(run.runId);
-  if (run.leaseLost) {
-    // Another worker owns the run now: this attempt writes nothing more (its node, its state are the other's).
-    events?.emit({ type: "node", phase: "end", nodeId: run.runId, role: "code", name: run.name, status: "paused" });
-    // Found by a refused renewal or by a refused write (the LeaseLostError, kept as the cause): one outcome either way.
-    const refused = LeaseLostError.isInstance(error) && error.runId === run.runId ? error : undefined;
-    throw run.pause(
-      "lease-lost",
-      `this worker lost the lease of run ${run.runId} (another worker may be running it): it stopped without recording its result` +
-        (refused === undefined ? "" : ` (the store refused its write under lease epoch ${refused.heldEpoch}; the run is at epoch ${refused.currentEpoch})`),
-      undefined,
-      refused,
-    );
-  }
+  if (run.leaseLost) throw leaseLost(run, error, events);
   if (!failed) {
     const missing = sequence.missingFinished();
     if (missing !== undefined) {
@@ -295,34 +283,58 @@ function endRun(
   }
   const { runId } = run;
   // Every write below is under the run's lease (run.update, run.flush, run.release): refused once another worker claimed the run.
-  if (!failed) {
-    try {
-      run.update(runId, { output: value, metadata: { status: "completed" } });
-    } catch (failure) {
-      if (!(failure instanceof TypeError)) throw failure;
-      run.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
+  try {
+    if (!failed) {
+      try {
+        run.update(runId, { output: value, metadata: { status: "completed" } });
+      } catch (failure) {
+        if (!(failure instanceof TypeError)) throw failure;
+        run.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
+      }
+      run.flush();
+      run.release("completed", null);
+      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "completed" });
+      return value;
     }
-    run.flush();
-    run.release("completed", null);
-    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "completed" });
-    return value;
-  }
-  if (RunPausedError.isInstance(error)) {
-    pauseNode(run, error);
-    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "paused" });
-  } else {
-    const state: RunState =
-      InterruptedError.isInstance(error) || InterruptedError.isInstance(scope.signal?.reason)
-        ? "interrupted"
-        : isCancellation(error) || scope.signal?.aborted === true
-          ? "cancelled"
-          : "error";
-    run.update(runId, { metadata: { status: state, error: describeError(error) } });
-    run.flush();
-    run.release(state, JSON.stringify({ kind: state, message: describeError(error) }));
-    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: state });
+    if (RunPausedError.isInstance(error)) {
+      pauseNode(run, error);
+      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "paused" });
+    } else {
+      const state: RunState =
+        InterruptedError.isInstance(error) || InterruptedError.isInstance(scope.signal?.reason)
+          ? "interrupted"
+          : isCancellation(error) || scope.signal?.aborted === true
+            ? "cancelled"
+            : "error";
+      run.update(runId, { metadata: { status: state, error: describeError(error) } });
+      run.flush();
+      run.release(state, JSON.stringify({ kind: state, message: describeError(error) }));
+      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: state });
+    }
+  } catch (failure) {
+    // The run's closing write was refused under its lease: the same outcome as a loss found before.
+    if (run.leaseLost) throw leaseLost(run, failure, events);
+    throw failure;
   }
   throw error;
+}
+
+/**
+ * The outcome of an attempt that lost its lease, however the loss was found
+ * (a refused renewal, or a write the store refused: that LeaseLostError is
+ * kept as the cause). Another worker owns the run now: this attempt writes
+ * nothing more (its node, its state are the other's).
+ */
+function leaseLost(run: RunContext, error: unknown, events: RunEvents | undefined): RunPausedError {
+  events?.emit({ type: "node", phase: "end", nodeId: run.runId, role: "code", name: run.name, status: "paused" });
+  const refused = LeaseLostError.isInstance(error) && error.runId === run.runId ? error : undefined;
+  return run.pause(
+    "lease-lost",
+    `this worker lost the lease of run ${run.runId} (another worker may be running it): it stopped without recording its result` +
+      (refused === undefined ? "" : ` (the store refused its write under lease epoch ${refused.heldEpoch}; the run is at epoch ${refused.currentEpoch})`),
+    undefined,
+    refused,
+  );
 }
 
 /** Leaves the run's node `paused` with the reason, and the run paused in its store. */

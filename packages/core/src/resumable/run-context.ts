@@ -162,9 +162,14 @@ export class RunContext {
     return this.store.renewRun(this.runId, leaseMs, this.writeOptions?.fence.epoch);
   }
 
-  /** Gives the lease up with the run's new state; throws {@link LeaseLostError} when another worker holds the run now. */
+  /** Gives the lease up with the run's new state; throws {@link LeaseLostError} (and marks the lease lost) when another worker holds the run now. */
   release(state: RunState, reason: string | null): void {
-    this.store.releaseRun(this.runId, state, reason, this.writeOptions?.fence.epoch);
+    try {
+      this.store.releaseRun(this.runId, state, reason, this.writeOptions?.fence.epoch);
+    } catch (error) {
+      if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
+      throw error;
+    }
   }
 
   /** The error that stops the run and leaves it paused. */

@@ -45,7 +45,7 @@ async function work(text: string): Promise<string> {
   called(`work ${mode}`);
   if (mode !== "lease-a") return `B's work on ${text}`;
   const runId = store.listRuns().at(-1)!.runId;
-  const deadline = Date.now() + 50_000;
+  const deadline = Date.now() + 150_000;
   while (store.getRun(runId)!.state !== "completed") {
     if (Date.now() > deadline) throw new Error(`no other worker finished run ${runId}`);
     sleepSync(10);
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
     console.log(`outcome ${JSON.stringify(outcome)}`);
   } else if (mode === "lease-b") {
     // Worker A's lease holds until it expires: ask again until then.
-    for (const deadline = Date.now() + 50_000; ; ) {
+    for (const deadline = Date.now() + 150_000; ; ) {
       try {
         console.log(`result ${JSON.stringify(await resumeRun(stopAt))}`);
         break;
