@@ -127,7 +127,7 @@ beforeAll(async () => {
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "scratch", version: "1.0.0", private: true }));
   const install = await npmInstall(files);
   if (install.status !== 0) throw new Error(`npm install failed (${install.status}):\n${install.output}`);
-}, 240_000);
+}, 600_000); // tsc -b, pnpm pack of every package and an offline npm install: minutes on a loaded 2-core machine
 
 afterAll(async () => {
   await registry?.close();
@@ -182,7 +182,7 @@ describe("the packed packages, installed outside the workspace", () => {
       return runAsync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", name], {}).then(({ status, output }) => ({ name, output, status }));
     });
     for (const { name, output, status } of await Promise.all(checks)) expect({ name, output, status }).toEqual({ name, output: "", status: 0 });
-  }, 300_000); // two full type checks of the SDKs' declarations (no skipLibCheck): minutes on a loaded machine
+  }, 600_000); // two full type checks of the SDKs' declarations (no skipLibCheck): minutes on a loaded machine
 
   it("npx rein --help answers from the installed @rein/cli", () => {
     const result = run("npx", ["--no-install", "rein", "--help"]);
