@@ -45,6 +45,18 @@ const ANSWER = JSON.stringify({
   usage: { input_tokens: 10, output_tokens: 2 },
 });
 
+/** The same answer as Anthropic's SSE events. */
+const STREAM = [
+  ["message_start", { type: "message_start", message: { ...JSON.parse(ANSWER), content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 0 } } }],
+  ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+  ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello." } }],
+  ["content_block_stop", { type: "content_block_stop", index: 0 }],
+  ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } }],
+  ["message_stop", { type: "message_stop" }],
+]
+  .map(([event, data]) => `event: ${event as string}\ndata: ${JSON.stringify(data)}\n\n`)
+  .join("");
+
 function wallMs(start: number): number {
   return performance.timeOrigin + performance.now() - start;
 }
@@ -75,8 +87,13 @@ export async function benchStartup(): Promise<void> {
   let arrived: ((at: number) => void) | undefined;
   const server = createServer((request, response) => {
     arrived?.(performance.timeOrigin + performance.now());
-    request.resume();
-    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end(ANSWER));
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      // rein run listens to its run's events, so the runtime streams: answer as Anthropic streams.
+      if (!body.includes('"stream":true')) return void response.writeHead(200, { "content-type": "application/json" }).end(ANSWER);
+      response.writeHead(200, { "content-type": "text/event-stream" }).end(STREAM);
+    });
   });
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
   const env: NodeJS.ProcessEnv = {
