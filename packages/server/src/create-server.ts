@@ -21,6 +21,7 @@ import { policySecretSet } from "./policy-secret";
 import { checkEntries, type Entries } from "./entries";
 import { CANCELLED, callEntry } from "./call-entry";
 import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
+import { safeJson } from "./safe-json";
 import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./http-error";
 import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
 import { STORE_UNAVAILABLE, fromStore, isStoreFault } from "./store-fault";
@@ -491,20 +492,6 @@ export function headOf(store: SessionStoreLike, sessionId: string): { headId?: s
   }
 }
 
-/** @internal JSON that survives Infinity (→ null), bigint and cycles. */
-export function safeJson(value: unknown): string {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === "bigint") return v.toString();
-    if (typeof v === "number" && !Number.isFinite(v)) return null;
-    if (v instanceof Error) return { name: v.name, message: v.message };
-    if (typeof v === "object" && v !== null) {
-      if (seen.has(v)) return "[Circular]";
-      seen.add(v);
-    }
-    return v;
-  });
-}
 
 function receivedBudget(header: string | undefined, mint: boolean, policy: ReachPolicy): { budget: ReachBudget; callerRunId?: string } {
   if (header === undefined || header === "") {

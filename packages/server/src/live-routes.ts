@@ -6,6 +6,7 @@ import { Approvals, approvalTimeoutOf } from "./approvals";
 import { RunFeed, type RunFeedMessage } from "./run-feed";
 import { RequestError, bounded } from "./http-error";
 import { readJsonObject } from "./request-body";
+import { safeJson as jsonOf } from "./safe-json";
 import { mountInspector } from "./inspector/inspector-routes";
 
 /** What the live routes need of `createServer`. @internal */
@@ -105,17 +106,3 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, subscribe: (sen
   return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" } });
 }
 
-/** JSON that survives Infinity (→ null), bigint and cycles. @internal */
-export function jsonOf(value: unknown): string {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === "bigint") return v.toString();
-    if (typeof v === "number" && !Number.isFinite(v)) return null;
-    if (v instanceof Error) return { name: v.name, message: v.message };
-    if (typeof v === "object" && v !== null) {
-      if (seen.has(v)) return "[Circular]";
-      seen.add(v);
-    }
-    return v;
-  });
-}

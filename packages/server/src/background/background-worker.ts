@@ -1,7 +1,8 @@
 import { ReachPolicy, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
 import { checkEntries, type Entries } from "../entries";
 import { CANCELLED, callEntry } from "../call-entry";
-import { errorTypeOf, headOf, safeJson } from "../create-server";
+import { errorTypeOf, headOf } from "../create-server";
+import { safeJson } from "../safe-json";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./background-queue";
 import { budgetFromJob } from "./job-budget";
 

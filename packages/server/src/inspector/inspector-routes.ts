@@ -7,6 +7,7 @@ import { clientSessionId, ownsSession, sessionFor } from "../ownership";
 import { SESSION_ID } from "../request-body";
 import { runsOf } from "../resume-runs";
 import { inspectorAsset, type InspectorAsset } from "./inspector-assets";
+import { safeJson as jsonOf } from "../safe-json";
 
 /** What the Inspector's routes need. @internal */
 export interface InspectorRoutesOptions {
@@ -129,8 +130,4 @@ function firstAfter(nodes: readonly SessionNode[], after: number): number {
     else high = middle;
   }
   return low;
-}
-
-function jsonOf(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : typeof v === "bigint" ? v.toString() : v));
 }
