@@ -3,7 +3,7 @@ import type { SessionNode } from "../session/session-node";
 import type { SessionAppendOptions, SessionNodeWriter } from "../session/session-node-writer";
 import type { SessionNodeUpdate } from "../session/session-store-like";
 import type { LeaseFence, RunLeaseStore, RunState } from "../session/run-leases";
-import { LeaseLostError } from "../session/session-errors";
+import { LeaseLostError, SessionStoreBusyError } from "../session/session-errors";
 import { SessionCursor } from "../scope/session-cursor";
 import { RunPausedError, type RunPauseKind } from "./resumable-errors";
 
@@ -149,11 +149,18 @@ export class RunContext {
 
   /** Commits the run's writes now; throws {@link LeaseLostError} when one under its lease was refused. */
   flush(): void {
-    try {
-      this.writer.flush(this.writeOptions);
-    } catch (error) {
-      if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
-      throw error;
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.writer.flush(this.writeOptions);
+        return;
+      } catch (error) {
+        if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
+        // Another process holds the database's write lock: a run's save point waits through it, as its lease
+        // writes do, up to the store's busyTimeoutMs (the writer kept the batch; the next flush commits it).
+        if (!SessionStoreBusyError.isInstance(error) || Date.now() - started >= busyTimeoutOf(this.store)) throw error;
+        Atomics.wait(LOCK_PAUSE, 0, 0, Math.min(20, 2 ** attempt));
+      }
     }
   }
 
@@ -249,3 +256,12 @@ export function currentPlace(): StepPlace | undefined {
 
 /** The runs of this process that are running now, by run id. @internal */
 export const activeRuns = new Map<string, RunContext>();
+
+/** What a blocked save point sleeps on between attempts (nothing ever notifies it). */
+const LOCK_PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** How long a store waits for another connection's lock: its `busyTimeoutMs`, else 5 s. */
+function busyTimeoutOf(store: object): number {
+  const timeout = (store as { busyTimeoutMs?: unknown }).busyTimeoutMs;
+  return typeof timeout === "number" && timeout >= 0 ? timeout : 5_000;
+}
