@@ -3,8 +3,9 @@ import { resolve } from "node:path";
 import { createInspector, serve } from "@rein/server";
 import { SessionStore, type SessionStoreLike } from "rein";
 import type { CliIo } from "./cli-io";
-import { CliUsageError, ExitCode } from "./exit-codes";
+import { CliUsageError } from "./exit-codes";
 import { DEFAULT_STORE_PATH } from "./default-paths";
+import { stopSignal } from "./serve-command";
 
 /** Options of `rein inspect`. */
 export interface InspectCommandOptions {
@@ -62,18 +63,4 @@ async function openInspectedStore(io: CliIo, location: string): Promise<SessionS
   // Opening a missing file would create an empty store: say where it was looked for instead.
   if (!existsSync(path)) throw new CliUsageError(`no session store at ${path} (pass a SQLite file written by rein run / rein serve, or a postgres:// URL)`);
   return new SessionStore({ path, shutdownFlush: false });
-}
-
-function stopSignal(): Promise<number> {
-  return new Promise((stop) => {
-    const onInt = (): void => finish(ExitCode.Interrupted);
-    const onTerm = (): void => finish(ExitCode.Ok);
-    const finish = (code: number): void => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      stop(code);
-    };
-    process.once("SIGINT", onInt);
-    process.once("SIGTERM", onTerm);
-  });
 }
