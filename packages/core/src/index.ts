@@ -25,6 +25,8 @@ export { RunStream, RUN_STREAM_BUFFER } from "./runtime/run-stream";
 export { currentReach, childBudget, withReachBudget, reachFetch } from "./runtime/reach";
 export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./runtime/reach-origins";
 export { withRunListener } from "./runtime/run-listener";
+export { DEFAULT_RESERVED_OUTPUT_TOKENS } from "./runtime/spend-reserver";
+export type { SpendReserver, SpendReservation, SpendAmount } from "./runtime/spend-reserver";
 export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";

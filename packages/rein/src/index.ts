@@ -45,6 +45,7 @@ export {
   reachOrigins,
   mayReceiveBudget,
   withRunListener,
+  DEFAULT_RESERVED_OUTPUT_TOKENS,
   RUN_STREAM_BUFFER,
   agent,
   method,
@@ -118,6 +119,9 @@ export {
   RunNotResumableError,
 } from "@rein/core";
 export type {
+  SpendReserver,
+  SpendReservation,
+  SpendAmount,
   RunLeaseStore,
   LeaseFence,
   ConsumeOnceStore,

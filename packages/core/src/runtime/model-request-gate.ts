@@ -14,7 +14,8 @@ import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
 import type { RunLedger } from "./run-ledger";
 import { pricedModel } from "./run-ledger";
-import { costOf, priceOf, type Pricing } from "./run-result";
+import { costOf, finite, priceOf, type ModelPrice, type Pricing } from "./run-result";
+import { DEFAULT_RESERVED_OUTPUT_TOKENS, type SpendAmount, type SpendReservation, type SpendReserver } from "./spend-reserver";
 
 /**
  * What every model request of one loop goes through, fixed when the loop
@@ -66,22 +67,46 @@ export interface GatedResponse {
  * sent), the `model-request` event, the `chat <model>` span, the provider
  * (raced against the signal), the llm node, the charge to the run's ledger
  * (and its ancestors') and to the reach budget, the `model-response` and
- * `reach-status` events. No other code calls a provider.
+ * `reach-status` events. No other code calls a provider. When the run has a
+ * {@link SpendReserver} (a capped API key), the request's estimate is
+ * reserved after the reach check and before anything is sent, and settled
+ * with the answer's usage (released when no answer came).
  * @internal
  */
 export async function sendModelRequest(site: RequestSite, gated: GatedRequest): Promise<GatedResponse> {
-  const { execution, events, scope, provider, tracing } = site;
+  const { execution, scope } = site;
   const { request } = gated;
   const signal = scope.signal;
   if (execution.aborted) throw execution.abortError;
   if (aborted(signal)) throw abortReason(signal!);
   const step = execution.step(site.steps);
   const reach = scope.reach;
+  const spend = site.ledger.spend;
+  const estimated = reach === undefined && spend === undefined ? 0 : estimateTokens(request.system, request.messages, request.tools);
   if (reach !== undefined) {
-    const estimated = estimateTokens(request.system, request.messages, request.tools);
     const price = priceOf(reachPricing(site), request.model ?? "");
     reach.beforeRequest(estimated, price === undefined ? 0 : (estimated * price.inputPerMTok) / 1e6);
   }
+  // Held before the request is sent, so runs on other processes charging the same caller see it (spend-reserver.ts).
+  const reservation: SpendReservation | undefined = spend === undefined ? undefined : await spend.reserve(reservedSpend(site, request, estimated));
+  let answered: GatedResponse & { readonly used: SpendAmount };
+  try {
+    answered = await answerRequest(site, gated, step);
+  } catch (error) {
+    // No answer, nothing to pay: all of it back. A release the store refuses leaves it held (never an overshoot).
+    await reservation?.release().catch(() => undefined);
+    throw error;
+  }
+  await reservation?.settle(answered.used);
+  return { response: answered.response, llmId: answered.llmId, step };
+}
+
+/** The rest of {@link sendModelRequest}, once the request may be sent; resolves with what the answer used too. */
+async function answerRequest(site: RequestSite, gated: GatedRequest, step: number): Promise<GatedResponse & { readonly used: SpendAmount }> {
+  const { events, scope, provider, tracing } = site;
+  const { request } = gated;
+  const signal = scope.signal;
+  const reach = scope.reach;
   const model = request.model ?? "";
   if (events.listening) events.emit({ type: "model-request", step, model, functionName: scope.fn?.name });
   const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, scope, provider.providerId, request);
@@ -103,7 +128,9 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
   const at = gated.recordedInput === undefined ? undefined : site.recorder();
   const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, gated.recordedInput!, response, undefined);
   if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
-  site.ledger.chargeRequest(model, response.model, response.usage);
+  const cost = site.ledger.chargeRequest(model, response.model, response.usage);
+  const priced = priceOf(site.ledger.pricing, pricedModel(site.ledger.pricing, model, response.model)) !== undefined;
+  const used: SpendAmount = { tokens: finite(response.usage.inputTokens) + finite(response.usage.outputTokens), costUsd: priced ? cost : undefined };
   if (reach !== undefined) {
     const pricing = reachPricing(site);
     const price = priceOf(pricing, pricedModel(pricing, model, response.model));
@@ -116,7 +143,19 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
     answerChatSpan(tracing!, chatSpan, response, llmId);
     chatSpan.end();
   }
-  return { response, llmId, step };
+  return { response, llmId, step, used };
+}
+
+/**
+ * What a request is reserved for: its input estimate plus its output limit
+ * (`maxOutputTokens`, else {@link DEFAULT_RESERVED_OUTPUT_TOKENS}), priced
+ * with the run's table (undefined when the model has no price there).
+ */
+function reservedSpend(site: RequestSite, request: ModelRequest, inputTokens: number): SpendAmount {
+  const output = request.maxOutputTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
+  const price: ModelPrice | undefined = priceOf(site.ledger.pricing, request.model ?? "");
+  const costUsd = price === undefined ? undefined : (inputTokens * price.inputPerMTok + output * price.outputPerMTok) / 1e6;
+  return { tokens: inputTokens + output, costUsd };
 }
 
 /** The prices reach charges with: the policy's own table, else the run's. */

@@ -1,5 +1,6 @@
 import type { Usage } from "../model/model-provider";
 import { costOf, finite, priceOf, type Pricing, type RunUsage } from "./run-result";
+import type { SpendReserver } from "./spend-reserver";
 
 /**
  * What one run used: its model requests (usage, cost), tool calls and
@@ -25,6 +26,8 @@ export class RunLedger {
     readonly parent: RunLedger | undefined,
     /** The pricing table of this run's runtime, else the nearest ancestor's: it prices this run's requests. */
     readonly pricing: Pricing | undefined = parent?.pricing,
+    /** Where each model request of this run reserves its spend before it is sent (a key's spend caps): this run's own, else the nearest ancestor's. */
+    readonly spend: SpendReserver | undefined = parent?.spend,
   ) {}
 
   /**

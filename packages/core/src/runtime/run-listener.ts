@@ -3,6 +3,8 @@ import { Context } from "../context/context";
 import { currentScope, deriveScope } from "../scope/call-scope";
 import { CancellationRegion, joinSignals } from "./cancellation";
 import { RunEvents } from "./run-events";
+import { RunLedger } from "./run-ledger";
+import type { SpendReserver } from "./spend-reserver";
 import { SILENT_LOGGER } from "./silent-logger";
 import type { RunEventListener } from "./runtime-events";
 
@@ -13,15 +15,20 @@ import type { RunEventListener } from "./runtime-events";
  * cancelled by `signal`: what a server does for one request, whatever the
  * entry it calls. Events reach the listener once, stamped with the agent
  * that produced them, besides every `onEvent` of the runtimes involved.
+ * With `spend`, every model request of those runs reserves its estimated
+ * spend there before it is sent and settles it after ({@link SpendReserver}).
  * @example
  * ```ts
  * const controller = new AbortController();
  * const answer = await withRunListener((event) => sse.write(event), () => new Researcher().research(task), { signal: controller.signal });
  * ```
  */
-export function withRunListener<R>(listener: RunEventListener, fn: () => R, options: { readonly signal?: AbortSignal } = {}): R {
+export function withRunListener<R>(listener: RunEventListener, fn: () => R, options: { readonly signal?: AbortSignal; readonly spend?: SpendReserver } = {}): R {
   if (typeof listener !== "function") throw new TypeError("withRunListener(listener, fn): listener must be a function (event) => void");
   if (typeof fn !== "function") throw new TypeError("withRunListener(listener, fn): fn must be a function");
+  if (options.spend !== undefined && typeof options.spend?.reserve !== "function") {
+    throw new TypeError("withRunListener(listener, fn, { spend }): spend must be a SpendReserver (an object with reserve(estimate))");
+  }
   const parent = currentScope();
   const signal = joinSignals(options.signal, parent?.signal);
   const base = parent?.events ?? RunEvents.root(SILENT_LOGGER, undefined, "");
@@ -34,6 +41,8 @@ export function withRunListener<R>(listener: RunEventListener, fn: () => R, opti
   scope.events = base.withListener(listener, () => undefined);
   scope.signal = signal;
   scope.region = region;
+  // The runs inside charge a ledger that carries the reserver (and rolls up to the caller's, if any).
+  if (options.spend !== undefined) scope.ledger = new RunLedger(parent?.ledger, parent?.ledger?.pricing, options.spend);
   if (ownRegion === undefined) return guard.withFrameData(scope, fn);
   let result: R;
   try {
