@@ -45,6 +45,39 @@ export interface PendingApproval {
 /** What answering an approval did. @internal */
 export type ApprovalAnswer = "answered" | "already-answered" | "no-such-call" | "no-such-run";
 
+/**
+ * How a paused turn resumed by an answer ended (`POST
+ * /v1/runs/:id/approvals/:toolCallId` on a run whose turn paused): its
+ * status and the entry's new value, the resumed `TurnResult`.
+ * @example
+ * ```ts
+ * const { resumed } = (await response.json()) as { resumed?: ResumedTurn };
+ * if (resumed?.status === "completed") console.log(resumed.result);
+ * ```
+ */
+export interface ResumedTurn {
+  readonly status: "completed" | "paused" | "error" | "cancelled";
+  /** The resumed turn's `TurnResult` (null when it failed or was cancelled). */
+  readonly result: unknown;
+  readonly error?: { readonly name: string; readonly message: string };
+}
+
+/** What answering an approval did, and for a paused turn how its resume ended. @internal */
+export interface ApprovalOutcome {
+  readonly answer: ApprovalAnswer;
+  readonly resumed?: ResumedTurn;
+}
+
+/**
+ * What waits for a person's answer under one run: the calls of a run in
+ * flight ({@link RunApprovals}) or a paused turn's continuation
+ * (`PausedApproval`). @internal
+ */
+export interface ApprovalHolder {
+  pending(): PendingApproval[];
+  answer(toolCallId: string, approve: boolean): ApprovalAnswer | Promise<ApprovalOutcome>;
+}
+
 interface Waiting extends PendingApproval {
   readonly decide: (approve: boolean) => void;
 }
@@ -62,19 +95,25 @@ interface SeenCall {
  * `approveToolCall` of the run's agent.
  * @internal
  */
-export class RunApprovals {
+export class RunApprovals implements ApprovalHolder {
   readonly #waiting = new Map<string, Waiting>();
-  readonly #answered = new Set<string>();
+  readonly #answered: Set<string>;
   readonly #calls: SeenCall[] = [];
   readonly #claimed = new Set<string>();
   #closed = false;
   #fallbackIds = 0;
 
+  /**
+   * @param answered the calls of this run answered so far, shared with
+   * whatever held its approvals before (a paused turn): each is answered once.
+   */
   constructor(
     private readonly timeoutMs: number,
     private readonly emit: (event: ApprovalRequestEvent) => void,
     signal: AbortSignal,
+    answered: Set<string> = new Set(),
   ) {
+    this.#answered = answered;
     // A cancelled run denies what it waits for: nothing it asked may run later.
     signal.addEventListener("abort", () => this.close(), { once: true });
   }
@@ -140,33 +179,67 @@ export class RunApprovals {
   }
 }
 
+/** Runs whose answered calls are remembered (so a late second answer is a 409, not a 404). */
+const REMEMBERED_RUNS = 1_000;
+
 /**
- * Approvals over HTTP: the server's registry of its runs' {@link RunApprovals},
- * by owner and run id (so a key reaches only its own runs' approvals).
+ * Approvals over HTTP, one home for answering one: the server's registry of
+ * what waits under each run, by owner and run id (so a key reaches only its
+ * own runs' approvals) — the calls of a run in flight, or the continuation
+ * of a run whose turn paused — and of the calls already answered.
  * @internal
  */
 export class Approvals {
-  readonly #runs = new Map<string, RunApprovals>();
-
+  readonly #runs = new Map<string, ApprovalHolder>();
+  readonly #answered = new Map<string, Set<string>>();
   constructor(readonly timeoutMs: number) {}
-
-  /** Opens the approvals of a run starting now; `end()` denies what still waits and forgets the run. */
+  /** Opens the approvals of a run starting now (or resuming); `end()` denies what still waits and forgets the run. */
   open(owner: string, runId: string, emit: (event: ApprovalRequestEvent) => void, signal: AbortSignal): { approvals: RunApprovals; end: () => void } {
     const key = flightKey(owner, runId);
-    const approvals = new RunApprovals(this.timeoutMs, emit, signal);
+    const approvals = new RunApprovals(this.timeoutMs, emit, signal, this.#answeredOf(key));
     this.#runs.set(key, approvals);
-    return {
-      approvals,
-      end: () => {
-        approvals.close();
-        if (this.#runs.get(key) === approvals) this.#runs.delete(key);
-      },
-    };
+    return { approvals, end: () => this.#release(key, approvals, () => approvals.close()) };
   }
-
-  /** The approvals of a run in flight that `caller` may see. */
-  of(caller: Caller, runId: string): RunApprovals | undefined {
+  /**
+   * Holds `holder` (a paused turn's continuation) under the run until it is
+   * answered or released; returns its `answered` set (answer once) and its release.
+   */
+  park(owner: string, runId: string, make: (answered: Set<string>) => ApprovalHolder): { holder: ApprovalHolder; release: () => void } {
+    const key = flightKey(owner, runId);
+    const holder = make(this.#answeredOf(key));
+    this.#runs.set(key, holder);
+    return { holder, release: () => this.#release(key, holder, () => undefined) };
+  }
+  /** What waits under a run `caller` may see (in flight, or paused). */
+  of(caller: Caller, runId: string): ApprovalHolder | undefined {
     return flightFor(this.#runs, caller, runId);
+  }
+  /**
+   * Answers one call, once: `no-such-run` when nothing of the run waits or
+   * was answered for `caller`; a paused turn's answer resolves when its
+   * resumed turn has ended.
+   */
+  async answer(caller: Caller, runId: string, toolCallId: string, approve: boolean): Promise<ApprovalOutcome> {
+    const holder = this.of(caller, runId);
+    if (holder !== undefined) {
+      const outcome = await holder.answer(toolCallId, approve);
+      return typeof outcome === "string" ? { answer: outcome } : outcome;
+    }
+    const answered = flightFor(this.#answered, caller, runId);
+    return { answer: answered?.has(toolCallId) === true ? "already-answered" : "no-such-run" };
+  }
+  #answeredOf(key: string): Set<string> {
+    let answered = this.#answered.get(key);
+    if (answered === undefined) {
+      answered = new Set();
+      this.#answered.set(key, answered);
+      if (this.#answered.size > REMEMBERED_RUNS) this.#answered.delete(this.#answered.keys().next().value as string);
+    }
+    return answered;
+  }
+  #release(key: string, holder: ApprovalHolder, close: () => void): void {
+    close();
+    if (this.#runs.get(key) === holder) this.#runs.delete(key);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Context, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type ToolApprover } from "rein";
+import { Context, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type SpendReserver, type ToolApprover, type TurnContinuation } from "rein";
 import { instantiate, type Entry } from "./entries";
 
 /** @internal What {@link callEntry} needs to call one entry once. */
@@ -18,6 +18,10 @@ export interface CallEntryOptions {
   readonly signal: AbortSignal;
   readonly onEvent: RunEventListener;
   readonly approveToolCall?: ToolApprover;
+  /** Where each model request of the call reserves its spend (a capped API key). */
+  readonly spend?: SpendReserver;
+  /** Resume this paused turn (`resumeTurn(continuation, { approve })` on the entry's object) instead of calling the method with `args`. */
+  readonly resume?: { readonly continuation: TurnContinuation; readonly approve: boolean };
 }
 
 /** @internal The value of {@link callEntry} when its signal aborted before the entry returned. */
@@ -27,7 +31,7 @@ export const CANCELLED: unique symbol = Symbol("cancelled");
  * @internal Calls an entry the way every server path does — `POST
  * /v1/agent/run` in the request and a background job in `rein worker` —
  * one home for it: the entry built with the run's listener, signal, id and
- * approver; every run it makes reports to `onEvent` and is cancelled by
+ * approver (or the entry's paused turn resumed); every run it makes reports to `onEvent` and is cancelled by
  * `signal`; the call runs inside the admitted budget (traceparent
  * continued) in a context recording into the stored session. Resolves with
  * the method's value, or {@link CANCELLED} once `signal` aborts; rejects
@@ -36,14 +40,22 @@ export const CANCELLED: unique symbol = Symbol("cancelled");
 export async function callEntry(options: CallEntryOptions): Promise<unknown> {
   const { entry, signal, onEvent, budget, policy, traceparent } = options;
   const target = instantiate(entry, { onEvent, signal, runId: options.runId, ...(options.approveToolCall === undefined ? {} : { approveToolCall: options.approveToolCall }) });
-  const method = target[entry[1]];
-  if (typeof method !== "function") throw new TypeError(`entry '${options.entryName}': the factory's object has no method '${entry[1]}'`);
+  const { resume } = options;
+  const method = resume === undefined ? target[entry[1]] : target["resumeTurn"];
+  if (typeof method !== "function") {
+    throw new TypeError(
+      resume === undefined
+        ? `entry '${options.entryName}': the factory's object has no method '${entry[1]}'`
+        : `entry '${options.entryName}': its object has no resumeTurn (an Agent resumes a paused turn): build the agent that pauses as the entry's object`,
+    );
+  }
+  const args = resume === undefined ? options.args : [resume.continuation, { approve: resume.approve }];
   // Every run the entry makes reports to this caller (events, usage) and is cancelled by it, class or factory entry alike.
   const call = () =>
     withRunListener(
       onEvent,
-      () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, options.args as unknown[]), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
-      { signal },
+      () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, args as unknown[]), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
+      { signal, ...(options.spend === undefined ? {} : { spend: options.spend }) },
     );
   const context = Context.forSession(options.store, options.storedSessionId);
   const aborted = new Promise<typeof CANCELLED>((resolve) => {

@@ -30,6 +30,7 @@ import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
 import { mountLiveRoutes } from "./live-routes";
+import type { ResumeEntry } from "./run-feed";
 import type { BackgroundQueue } from "./background/background-queue";
 import { NO_QUEUE, enqueueRun, mountRunRoute, prefersAsync } from "./background/background-routes";
 
@@ -247,7 +248,13 @@ export function createServer(options: CreateServerOptions): Hono {
     state.runs.set(inFlight, controller);
     // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
     const hangUp = onHangUp(c, controller);
-    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent) });
+    // A turn the entry returns paused on an approval is answered on the approvals route, which resumes it here, in flight again.
+    const resume: ResumeEntry = ({ continuation, approve, controller: again, onEvent: listener, approveToolCall }) => {
+      state.runs.set(inFlight, again);
+      const resumption = { continuation, approve };
+      return callEntry({ entry, entryName: body.entry, args: [], store, storedSessionId: storedId, runId, budget, policy, ...(traceparent === undefined ? {} : { traceparent }), signal: again.signal, onEvent: listener, approveToolCall, resume: resumption }).finally(() => state.runs.delete(inFlight));
+    };
+    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent), resume });
     const usage = { inputTokens: 0, outputTokens: 0 };
     // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;

@@ -43,7 +43,7 @@ export function mountLiveRoutes(app: Hono, options: LiveRoutesOptions): RunFeed 
     const caller = await who(c, "read");
     const id = c.req.param("id");
     const run = approvals.of(caller, id);
-    if (run === undefined) throw new RequestError("not_found", `no run '${bounded(id)}' in flight`);
+    if (run === undefined) throw new RequestError("not_found", `no run '${bounded(id)}' in flight or paused on an approval`);
     return c.json(JSON.parse(jsonOf({ runId: id, approvals: run.pending() })) as object);
   });
 
@@ -56,11 +56,12 @@ export function mountLiveRoutes(app: Hono, options: LiveRoutesOptions): RunFeed 
       if (key !== "approve") throw new RequestError("invalid_body", `body.${bounded(key, 50)} is not a known field (approve)`);
     }
     if (typeof body["approve"] !== "boolean") throw new RequestError("invalid_body", "body.approve must be true or false: { approve: boolean }");
-    const run = approvals.of(caller, id);
-    if (run === undefined) throw new RequestError("not_found", `no run '${bounded(id)}' in flight`);
-    const answer = run.answer(toolCallId, body["approve"]);
+    // One home for an answer: a call of a run in flight, or a paused turn's (its resume ends before this answers).
+    const { answer, resumed } = await approvals.answer(caller, id, toolCallId, body["approve"]);
+    if (answer === "no-such-run") throw new RequestError("not_found", `no run '${bounded(id)}' in flight or paused on an approval`);
     if (answer === "already-answered") throw new RequestError("run_conflict", `tool call '${bounded(toolCallId)}' of run ${bounded(id)} was already answered (or timed out, denied)`);
     if (answer !== "answered") throw new RequestError("not_found", `run ${bounded(id)} has no tool call '${bounded(toolCallId)}' waiting for approval (GET /v1/runs/${bounded(id)}/approvals lists them)`);
+    if (resumed !== undefined) return c.body(jsonOf({ runId: id, toolCallId, approved: body["approve"], resumed }), 200, { "content-type": "application/json" });
     return c.json({ runId: id, toolCallId, approved: body["approve"] });
   });
 

@@ -1,7 +1,10 @@
-import type { ReachBudget, RunEvent, ToolApprover } from "rein";
+import { ContinuationConsumedError, type ReachBudget, type RunEvent, type RunEventListener, type ToolApprover, type TurnContinuation } from "rein";
 import type { Caller } from "./auth/caller";
 import { clientSessionId } from "./ownership";
-import type { Approvals, ApprovalRequestEvent, PendingApproval } from "./approvals";
+import type { Approvals, ApprovalRequestEvent, PendingApproval, ResumedTurn } from "./approvals";
+import { CANCELLED } from "./call-entry";
+import { RequestError } from "./http-error";
+import { PausedApproval, pausedTurnOf, type PausedTurn } from "./paused-approval";
 
 /**
  * One run of `POST /v1/agent/run` as the runs feed (`GET /v1/runs/events`)
@@ -16,7 +19,8 @@ export interface RunSummary {
   readonly entry: string;
   /** The session the run records to, as the subscriber names it. */
   readonly sessionId: string;
-  readonly status: "running" | "completed" | "error" | "cancelled";
+  /** `paused`: the entry returned a turn paused on an approval, which waits in `approvals`. */
+  readonly status: "running" | "paused" | "completed" | "error" | "cancelled";
   /** Epoch ms. */
   readonly startedAt: number;
   /** Epoch ms; absent while running. */
@@ -89,9 +93,37 @@ export interface WatchedRun {
   /** The run's agent's `approveToolCall` (approvals over HTTP). */
   readonly approver: ToolApprover;
   /** Records how the run ended (from its answer) and closes its approvals. */
-  settle<T extends { readonly response: { readonly status: RunSummary["status"]; readonly error?: { readonly name: string; readonly message: string } } }>(
+  settle<T extends { readonly response: { readonly status: RunSummary["status"]; readonly result?: unknown; readonly error?: { readonly name: string; readonly message: string } } }>(
     outcome: Promise<T>,
   ): Promise<T>;
+}
+
+/**
+ * Resumes a run's paused turn on a new instance of its entry
+ * (`resumeTurn(continuation, { approve })`, `callEntry`'s `resume`),
+ * reporting to `onEvent`, cancelled by `controller` (registered as the run
+ * in flight), with the run's approver for the calls that follow. Resolves
+ * with the resumed `TurnResult`, or `CANCELLED`. @internal
+ */
+export type ResumeEntry = (resumption: {
+  readonly continuation: TurnContinuation;
+  readonly approve: boolean;
+  readonly controller: AbortController;
+  readonly onEvent: RunEventListener;
+  readonly approveToolCall: ToolApprover;
+}) => Promise<unknown>;
+
+/** What {@link RunFeed.watch} needs of a run. @internal */
+export interface WatchOptions {
+  readonly owner: string;
+  readonly runId: string;
+  readonly entry: string;
+  readonly storedSessionId: string;
+  readonly budget?: ReachBudget;
+  readonly signal: AbortSignal;
+  readonly emit: (event: ApprovalRequestEvent) => void;
+  /** Resumes the run's paused turn; without it a paused turn is only the run's value. */
+  readonly resume?: ResumeEntry;
 }
 
 const RECENT = 50;
@@ -111,8 +143,13 @@ export class RunFeed {
 
   constructor(private readonly approvals: Approvals) {}
 
-  /** Starts watching a run; `emit` sends an `approval-request` on the run's own stream too. */
-  watch(run: { owner: string; runId: string; entry: string; storedSessionId: string; budget?: ReachBudget; signal: AbortSignal; emit: (event: ApprovalRequestEvent) => void }): WatchedRun {
+  /**
+   * Starts watching a run; `emit` sends an `approval-request` on the run's
+   * own stream too. With `resume`, a run whose entry returns a turn paused
+   * on an approval stays listed as `paused` with that approval waiting, and
+   * answering it resumes the turn through `resume` (watched as the same run).
+   */
+  watch(run: WatchOptions): WatchedRun {
     const key = `${++this.#next}`;
     const startedAt = Date.now();
     const tracked: Tracked = {
@@ -132,19 +169,24 @@ export class RunFeed {
       },
       pending: () => [],
     };
+    this.#runs.set(key, tracked);
+    this.#order.push(key);
+    return this.#attempt(tracked, run, run.signal, run.emit);
+  }
+
+  /** One stretch of a run: its first call, or the resume of its paused turn. */
+  #attempt(tracked: Tracked, run: WatchOptions, signal: AbortSignal, emit: (event: ApprovalRequestEvent) => void): WatchedRun {
     const { approvals, end } = this.approvals.open(
       run.owner,
       run.runId,
       (event) => {
-        run.emit(event);
+        emit(event);
         this.#publish(tracked, { type: "run-event", runId: run.runId, event });
         this.#changed(tracked);
       },
-      run.signal,
+      signal,
     );
     tracked.pending = () => approvals.pending();
-    this.#runs.set(key, tracked);
-    this.#order.push(key);
     this.#changed(tracked);
     const feed = this;
     return {
@@ -163,10 +205,12 @@ export class RunFeed {
         if (tracked.summary !== summary || event.type === "tool-result") feed.#changed(tracked);
       },
       async settle(outcome) {
+        let paused: PausedTurn | undefined;
         try {
           const value = await outcome;
           const { status, error } = value.response;
-          tracked.summary = { ...tracked.summary, status, endedAt: Date.now(), ...(error === undefined ? {} : { error: { name: error.name, message: error.message } }) };
+          paused = status === "completed" && run.resume !== undefined ? pausedTurnOf(value.response.result) : undefined;
+          tracked.summary = { ...tracked.summary, status: paused === undefined ? status : "paused", endedAt: Date.now(), ...(error === undefined ? {} : { error: { name: error.name, message: error.message } }) };
           return value;
         } catch (error) {
           const err = error instanceof Error ? error : new Error(String(error));
@@ -174,11 +218,52 @@ export class RunFeed {
           throw error;
         } finally {
           end();
+          if (paused !== undefined) feed.#park(tracked, run, paused);
           feed.#changed(tracked);
           feed.#forgetOld();
         }
       },
     };
+  }
+
+  /** Holds a paused turn's approval under its run; the answer resumes the turn, watched as the same run. */
+  #park(tracked: Tracked, run: WatchOptions, paused: PausedTurn): void {
+    const { holder, release } = this.approvals.park(run.owner, run.runId, (answered) => {
+      const resume = (approve: boolean) => {
+        release();
+        return this.#resume(tracked, run, paused.continuation, approve);
+      };
+      return new PausedApproval(paused, this.approvals.timeoutMs, answered, resume, () => {
+        release();
+        this.#changed(tracked);
+      });
+    });
+    tracked.pending = () => holder.pending();
+    const [waiting] = holder.pending();
+    if (waiting === undefined) return;
+    const { toolCallId, toolName, input, expiresAt } = waiting;
+    const event: ApprovalRequestEvent = { type: "approval-request", agent: "", agentPath: [], toolCallId, toolName, input, expiresAt };
+    this.#publish(tracked, { type: "run-event", runId: run.runId, event });
+  }
+
+  async #resume(tracked: Tracked, run: WatchOptions, continuation: TurnContinuation, approve: boolean): Promise<ResumedTurn> {
+    const { endedAt: _ended, error: _error, ...rest } = tracked.summary;
+    tracked.summary = { ...rest, status: "running" };
+    const controller = new AbortController();
+    const watched = this.#attempt(tracked, run, controller.signal, () => undefined);
+    const resumed = async (): Promise<{ response: ResumedTurn }> => {
+      try {
+        const value = await run.resume!({ continuation, approve, controller, onEvent: (event) => watched.event(event), approveToolCall: watched.approver });
+        return { response: value === CANCELLED ? { status: "cancelled", result: null } : { status: "completed", result: value ?? null } };
+      } catch (error) {
+        // Resumed elsewhere first (another server on the same store): the answer comes too late.
+        if (ContinuationConsumedError.isInstance(error)) throw new RequestError("run_conflict", (error as Error).message);
+        const err = error instanceof Error ? error : new Error(String(error));
+        return { response: { status: "error", result: null, error: { name: err.name, message: err.message } } };
+      }
+    };
+    const { response } = await watched.settle(resumed());
+    return pausedTurnOf(response.result) === undefined ? response : { ...response, status: "paused" };
   }
 
   /** Adds a subscriber; it is sent the runs it may see now, then every change. Returns the unsubscribe. */
@@ -203,10 +288,15 @@ export class RunFeed {
   }
 
   #forgetOld(): void {
-    let finished = this.#order.filter((key) => this.#runs.get(key)?.summary.status !== "running").length;
+    // A paused run whose approval still waits for a person is kept like a running one.
+    const ended = (key: string) => {
+      const tracked = this.#runs.get(key);
+      return tracked === undefined || (tracked.summary.status !== "running" && (tracked.summary.status !== "paused" || tracked.pending().length === 0));
+    };
+    let finished = this.#order.filter(ended).length;
     for (let index = 0; index < this.#order.length && finished > RECENT; ) {
       const key = this.#order[index]!;
-      if (this.#runs.get(key)?.summary.status !== "running") {
+      if (ended(key)) {
         this.#runs.delete(key);
         this.#order.splice(index, 1);
         finished--;

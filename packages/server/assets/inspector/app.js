@@ -196,8 +196,10 @@
   }
   function answerApproval(runId, toolCallId, approve) {
     api("/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(toolCallId), { method: "POST", body: JSON.stringify({ approve: approve }) }).then(
-      function () {
-        notice((approve ? "Approved " : "Denied ") + toolCallId);
+      function (answer) {
+        // A paused turn's answer comes back once its resumed turn has ended.
+        var resumed = answer && answer.resumed ? "; the resumed turn " + (answer.resumed.result && answer.resumed.result.status ? answer.resumed.result.status : answer.resumed.status) : "";
+        notice((approve ? "Approved " : "Denied ") + toolCallId + resumed);
       },
       function (error) {
         notice("Answer failed: " + error.message);

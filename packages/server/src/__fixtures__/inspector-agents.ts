@@ -1,4 +1,4 @@
-import { Agent, Runtime, ScriptedProvider, type ModelRequest } from "rein";
+import { Agent, Runtime, ScriptedProvider, type ModelRequest, type TurnResult } from "rein";
 import type { Entries, EntryInit } from "../entries";
 import { WaitingProvider } from "./waiting-provider";
 
@@ -40,6 +40,23 @@ export class Deployer extends Agent {
   }
 }
 
+/**
+ * An agent whose `deploy` needs approval and which has no approver: its
+ * turn (on the server's session) pauses and returns its continuation (the
+ * `pause` entry is a factory, which passes the server's approver to no one).
+ */
+export class PausingDeployer extends Agent {
+  static runtime = new Runtime({ provider: deployModel });
+  static methodOptions = { deploy: { tool: true, requiresApproval: true, description: "Deploy a service." } };
+  deploy(service: string): string {
+    deployments.push(service);
+    return `deployed ${service}`;
+  }
+  async operate(task: string): Promise<TurnResult> {
+    return this.runTurn({ input: task });
+  }
+}
+
 /** An agent whose model never answers until its run is cancelled. */
 export class Waiter extends Agent {
   async question(task: string): Promise<string> {
@@ -74,6 +91,7 @@ export const inspectorEntries = {
   ship: [Deployer, "ship"],
   quick: [Quick, "research"],
   dig: [Digger, "dig"],
+  pause: [() => new PausingDeployer(), "operate"],
   wait: [
     ({ onEvent }: EntryInit) => {
       const provider = new WaitingProvider();

@@ -141,6 +141,43 @@ describe("the Inspector page (headless Chromium)", () => {
     expect(deployments).toEqual([]);
   });
 
+  it("a turn paused on an approval: the row shows paused, Approve resumes it once (the tool runs once, the turn completes), a second answer is 409", async () => {
+    deployments.length = 0;
+    await open(inspectorEntries);
+    const paused = await startRun("pause", "run-paused-ui");
+    const turn = paused["result"] as { status: string; continuation: { awaiting: { toolCallId: string } } };
+    expect(turn.status).toBe("paused");
+    await runRow("pause", "paused").getByRole("button", { name: "pause", exact: true }).click();
+    const approve = page.getByRole("button", { name: "Approve", exact: true });
+    await approve.waitFor();
+    expect(await page.getByRole("group").filter({ hasText: "deploy" }).innerText()).toContain('"service": "api"');
+    expect(deployments).toEqual([]);
+    await approve.click();
+    await page.getByText(/^Approved .*; the resumed turn completed$/).waitFor();
+    await runRow("pause", "completed").waitFor();
+    await page.getByRole("button", { name: "code: PausingDeployer.deploy (completed)", exact: true }).waitFor();
+    await page.getByRole("button", { name: "Approve", exact: true }).waitFor({ state: "detached" });
+    expect(deployments).toEqual(["api"]);
+    const again = await fetch(`${server!.url}/v1/runs/run-paused-ui/approvals/${turn.continuation.awaiting.toolCallId}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"approve":true}' });
+    expect(again.status).toBe(409);
+    expect(deployments).toEqual(["api"]);
+    expect(await notReloaded()).toBe(true);
+  });
+
+  it("a turn paused on an approval: Deny resumes it with a refusal, the tool never runs and the model is told", async () => {
+    deployments.length = 0;
+    await open(inspectorEntries);
+    await startRun("pause", "run-paused-deny-ui");
+    await runRow("pause", "paused").getByRole("button", { name: "pause", exact: true }).click();
+    await page.getByRole("button", { name: "Deny", exact: true }).click();
+    await page.getByText(/^Denied .*; the resumed turn completed$/).waitFor();
+    await runRow("pause", "completed").waitFor();
+    // The model's last answer (its llm node's response) carries the refusal it was sent.
+    await page.getByRole("button", { name: "llm: scripted (completed)", exact: true }).last().click();
+    await page.getByRole("region", { name: "Node" }).getByText(/was not approved/).first().waitFor();
+    expect(deployments).toEqual([]);
+  });
+
   it("the graph: each node has data-node-id and the accessible name '<kind>: <name> (<status>)'; an llm node's detail highlights the situational guidance", async () => {
     await open(inspectorEntries);
     await startRun("quick", "run-graph-1");

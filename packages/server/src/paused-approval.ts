@@ -1,0 +1,82 @@
+import type { TurnContinuation } from "rein";
+import type { ApprovalAnswer, ApprovalHolder, ApprovalOutcome, PendingApproval, ResumedTurn } from "./approvals";
+
+/** A served run's value that is a turn paused on an approval: the `TurnResult` of `runTurn`/`chat`. @internal */
+export interface PausedTurn {
+  readonly continuation: TurnContinuation;
+  readonly awaiting: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
+}
+
+/**
+ * The paused turn an entry returned, if it returned one that waits for an
+ * approval (`{ status: "paused", continuation: { reason: "approval", awaiting } }`);
+ * a turn paused by `agent.pause()` waits for no one's answer here.
+ * @internal
+ */
+export function pausedTurnOf(value: unknown): PausedTurn | undefined {
+  if (typeof value !== "object" || value === null || (value as { status?: unknown }).status !== "paused") return undefined;
+  const continuation = (value as { continuation?: unknown }).continuation as TurnContinuation | undefined;
+  if (typeof continuation !== "object" || continuation === null || continuation.reason !== "approval") return undefined;
+  const awaiting = continuation.awaiting;
+  if (typeof awaiting !== "object" || awaiting === null || typeof awaiting.toolCallId !== "string" || typeof awaiting.toolName !== "string") return undefined;
+  return { continuation, awaiting };
+}
+
+/**
+ * A paused turn's approval, held by the server under its run: listed by
+ * `GET /v1/runs/:id/approvals` like a call of a run in flight, and answered
+ * by the same `POST /v1/runs/:id/approvals/:toolCallId`, once — the answer
+ * resumes the continuation (`resumeTurn(continuation, { approve })`, which
+ * the store consumes once) and resolves when the resumed turn has ended.
+ * Unanswered for the server's `approvalTimeoutMs`, it is dropped (not
+ * resumed: nothing runs or is paid for unwatched); the run's caller still
+ * holds the continuation.
+ * @internal
+ */
+export class PausedApproval implements ApprovalHolder {
+  #waiting: PendingApproval | undefined;
+  readonly #timer: ReturnType<typeof setTimeout>;
+
+  constructor(
+    paused: PausedTurn,
+    timeoutMs: number,
+    private readonly answered: Set<string>,
+    private readonly resume: (approve: boolean) => Promise<ResumedTurn>,
+    onExpired: () => void,
+  ) {
+    const requestedAt = Date.now();
+    const { toolCallId, toolName, input } = paused.awaiting;
+    this.#waiting = { toolCallId, toolName, input, requestedAt, expiresAt: requestedAt + timeoutMs };
+    this.#timer = setTimeout(() => {
+      if (this.#take() !== undefined) onExpired();
+    }, timeoutMs);
+    this.#timer.unref?.();
+  }
+
+  pending(): PendingApproval[] {
+    return this.#waiting === undefined ? [] : [this.#waiting];
+  }
+
+  answer(toolCallId: string, approve: boolean): ApprovalAnswer | Promise<ApprovalOutcome> {
+    if (this.#waiting?.toolCallId === toolCallId) {
+      this.#take();
+      return this.resume(approve).then((resumed) => ({ answer: "answered", resumed }));
+    }
+    return this.answered.has(toolCallId) ? "already-answered" : "no-such-call";
+  }
+
+  /** Forgets the wait (the run's id was reused, or the server closes). */
+  close(): void {
+    this.#take();
+  }
+
+  /** Takes the waiting call, once: it counts as answered from now on. */
+  #take(): PendingApproval | undefined {
+    const waiting = this.#waiting;
+    if (waiting === undefined) return undefined;
+    this.#waiting = undefined;
+    clearTimeout(this.#timer);
+    this.answered.add(waiting.toolCallId);
+    return waiting;
+  }
+}
