@@ -3,6 +3,8 @@ import { encodePolicyHeader } from "rein";
 import { createServer } from "./create-server";
 import { Researcher, researcherFactory, Thrower } from "./__fixtures__/agents";
 import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
+import { samplePlans, type FuzzPlan } from "./__fixtures__/socket-fuzz-plans";
+import { rssOf, runFuzz, startFuzzServer, type FuzzOutcome, type FuzzServer } from "./__fixtures__/socket-fuzz";
 
 withUnsignedPolicyHeaders();
 
@@ -95,4 +97,46 @@ describe("fuzz: the runs routes", () => {
       { numRuns: 2_000 },
     );
   }, 60_000);
+});
+
+describe("socket fuzz of a server process with two API keys", () => {
+  let server: FuzzServer;
+  beforeAll(async () => {
+    server = await startFuzzServer();
+  }, 120_000);
+  afterAll(() => server.stop());
+
+  it("400 random requests over raw TCP — both keys, no or wrong keys, hang-ups mid-body/mid-answer/mid-SSE, oversize chunked bodies, slow and stalled bodies, broken heads: no 5xx, nothing hangs, the process lives", async () => {
+    const seed = Date.now() % 2 ** 31;
+    const plans = samplePlans(400, seed);
+    const report = await runFuzz(server, plans, { concurrency: 8 });
+    const shown = (outcomes: readonly FuzzOutcome[]) => outcomes.map((outcome) => `seed ${seed}: ${JSON.stringify(outcome.plan).slice(0, 300)} -> ${outcome.statuses.join(",")}`);
+    expect(shown(report.serverErrors)).toEqual([]);
+    expect(shown(report.hung)).toEqual([]);
+    expect(server.child.exitCode).toBeNull();
+    // Nothing refused got through: an oversize body, a broken head, a request without a valid key (but /healthz) is never a 2xx.
+    const refused = report.outcomes.filter(({ plan }) => plan.kind !== "request" || (plan.auth !== "a" && plan.auth !== "b" && plan.route !== "healthz"));
+    expect(shown(refused.filter((outcome) => outcome.statuses.some((status) => status < 300)))).toEqual([]);
+    // The mix reached every kind of answer: runs done, requests refused by auth, parser, size and time limits, and hang-ups.
+    for (const status of ["200", "400", "401", "404", "408", "413", "closed"]) expect(report.statuses[status] ?? 0).toBeGreaterThan(0);
+    for (const who of ["a", "b"]) expect(report.outcomes.some(({ plan, statuses }) => plan.kind === "request" && plan.auth === who && statuses.includes(200))).toBe(true);
+    // Every run ends, hung-up ones included (they are cancelled), and the server answers.
+    let health: { status: string; runs: number };
+    do health = (await (await fetch(`${server.url}/healthz`)).json()) as { status: string; runs: number };
+    while (health.runs > 0);
+    expect(health).toEqual({ status: "ok", runs: 0 });
+  }, 300_000);
+
+  it("512 MB of chunked bodies offered, 16 MB each, 8 at a time: each gets its 413 at 16 KB and the server's peak RSS grows by far less than what was offered", async () => {
+    const before = rssOf(server.child.pid!).rss;
+    const plans: FuzzPlan[] = Array.from({ length: 32 }, (_, i) => ({ kind: "oversize", auth: i % 2 === 0 ? "a" : "b", bytes: 16 * 1024 * 1024, chunked: true, finish: false }));
+    const report = await runFuzz(server, plans, { concurrency: 8 });
+    // 413, or the connection closed under a client still writing (the 413 lost in its reset).
+    for (const outcome of report.outcomes) expect(outcome.statuses.every((status) => status === 413)).toBe(true);
+    expect(report.statuses["413"] ?? 0).toBeGreaterThan(0);
+    expect(report.hung).toEqual([]);
+    // A server that buffered the bodies would hold hundreds of MB; one that stops at the limit holds a few.
+    expect(rssOf(server.child.pid!).peak - before).toBeLessThan(128 * 1024 * 1024);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  }, 300_000);
 });
