@@ -33,6 +33,7 @@ import { mountLiveRoutes } from "./live-routes";
 import type { ResumeEntry } from "./run-feed";
 import type { BackgroundQueue } from "./background/background-queue";
 import { NO_QUEUE, enqueueRun, mountRunRoute, prefersAsync } from "./background/background-routes";
+import { cancelBackgroundRun } from "./background/run-events-route";
 
 /**
  * Options of {@link createServer}.
@@ -452,6 +453,9 @@ export function createServer(options: CreateServerOptions): Hono {
     const caller = await who(c, "run");
     const id = c.req.param("id");
     const controller = flightFor(state.runs, caller, id);
+    // Not in flight here: a background run, executing in whichever process (the queue's channel reaches it).
+    const background = controller === undefined && queue !== undefined ? await read(() => cancelBackgroundRun(queue, caller, id)) : undefined;
+    if (background !== undefined) return c.json({ runId: id, status: background });
     if (controller === undefined) return fail(c, "not_found", `no run '${bounded(id)}' in flight`);
     controller.abort(new Error(`run ${id} cancelled by request`));
     return c.json({ runId: id, status: "cancelling" });

@@ -24,4 +24,6 @@ export type { CreateInspectorOptions } from "./inspector/create-inspector";
 export type { ApprovalRequestEvent, PendingApproval } from "./approvals";
 export type { RunSummary, ReachFigures, RunFeedMessage } from "./run-feed";
 export { PgBossQueue, startBackgroundWorker } from "./background";
+export { PostgresRunChannel } from "./background";
+export type { PostgresRunChannelOptions, RunChannel, RunControl, StoredRunEvent } from "./background";
 export type { PgBossQueueOptions, BackgroundWorker, BackgroundWorkerOptions, BackgroundQueue, BackgroundJob, BackgroundOutcome, BackgroundRunRecord, BackgroundRunState } from "./background";

@@ -1,3 +1,5 @@
+import type { RunChannel } from "./run-channel";
+
 /**
  * A background run as it travels on the queue: everything a worker in
  * another process needs to run the entry as the server would have, and
@@ -87,4 +89,11 @@ export interface BackgroundQueue {
   work(concurrency: number, handler: (job: BackgroundJob) => Promise<BackgroundOutcome>): Promise<void>;
   /** Stops working and closes the queue's connections. */
   stop(): Promise<void>;
+  /**
+   * Where the runs' events and control requests (cancel) travel between
+   * instances: without one, `GET /v1/runs/:id/events` is a 501 and a
+   * background run cannot be cancelled. {@link PgBossQueue} has one on its
+   * database ({@link PostgresRunChannel}).
+   */
+  readonly channel?: RunChannel;
 }

@@ -8,6 +8,7 @@ import { clientSessionId, ownsSession, storedSessionId } from "../ownership";
 import { runsOf } from "../resume-runs";
 import type { BackgroundQueue } from "./background-queue";
 import { budgetToJob } from "./job-budget";
+import { mountRunEventsRoute } from "./run-events-route";
 
 /** @internal Whether a request asks for a background run (`Prefer: respond-async`, RFC 7240). */
 export function prefersAsync(prefer: string | undefined): boolean {
@@ -52,13 +53,15 @@ export async function enqueueRun(
  * @internal `GET /v1/runs/:id`: a run's `{ runId, state, result?, error?,
  * sessionId }` read from the database, so any instance answers for any
  * run — a background run from the queue, else a resumable run from the
- * store. Another key's run is a 404, as a run that does not exist.
+ * store. Another key's run is a 404, as a run that does not exist. Also
+ * mounts `GET /v1/runs/:id/events` (run-events-route.ts).
  */
 export function mountRunRoute(
   app: Hono,
   options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; store: SessionStoreLike; read: <R>(fn: () => R | Promise<R>) => Promise<R> },
 ): void {
   const { who, queue, store, read } = options;
+  mountRunEventsRoute(app, { who, queue, read });
   app.get("/v1/runs/:id", async (c) => {
     const caller = await who(c, "read");
     const id = c.req.param("id");

@@ -1,10 +1,12 @@
-import { ReachPolicy, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
+import { ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
 import { checkEntries, type Entries } from "../entries";
 import { CANCELLED, callEntry } from "../call-entry";
 import { errorTypeOf, headOf } from "../create-server";
 import { safeJson } from "../safe-json";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./background-queue";
 import { budgetFromJob } from "./job-budget";
+import { resumeForJob, unfinishedRunOf } from "./background-resume";
+import { RunEventRecorder } from "./run-event-recorder";
 
 /**
  * Options of {@link startBackgroundWorker}.
@@ -56,7 +58,28 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   const { entries, store, queue } = options;
   const policy = options.reach ?? new ReachPolicy();
   const report = options.onInternalError ?? ((error: unknown) => process.stderr.write(`rein worker: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`));
+  const channel = queue.channel;
+  /** The runs executing in this process: a cancel sent from any instance aborts its run here. */
+  const executing = new Map<string, AbortController>();
+  const stopControls = channel?.onControl((request) => {
+    if (request.action === "cancel") executing.get(request.runId)?.abort(new Error(`run ${request.runId} cancelled by request`));
+  });
   const execute = async (job: BackgroundJob): Promise<BackgroundOutcome> => {
+    const recorder = channel === undefined ? undefined : new RunEventRecorder(channel, job.runId, report);
+    const controller = new AbortController();
+    executing.set(job.runId, controller);
+    try {
+      const outcome = await attempt(job, controller, recorder);
+      // The log's last event: a follower of GET /v1/runs/:id/events ends its stream on it.
+      recorder?.record({ type: "run-end", status: outcome.status, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) });
+      return outcome;
+    } finally {
+      executing.delete(job.runId);
+      await recorder?.flush();
+      channel?.release?.(job.runId);
+    }
+  };
+  const attempt = async (job: BackgroundJob, controller: AbortController, recorder: RunEventRecorder | undefined): Promise<BackgroundOutcome> => {
     const entry = Object.prototype.hasOwnProperty.call(entries, job.entry) ? entries[job.entry] : undefined;
     if (entry === undefined) {
       return { status: "error", result: null, error: { type: "not_found", name: "Error", message: `no entry '${job.entry.slice(0, 64)}' in this worker's module; listed: ${Object.keys(entries).join(", ").slice(0, 400)}` } };
@@ -65,6 +88,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     let observed = false;
     const onEvent = (event: RunEvent) => {
       observed = true;
+      recorder?.record(event);
       if (event.type === "model-response") {
         usage.inputTokens += event.usage.inputTokens;
         usage.outputTokens += event.usage.outputTokens;
@@ -73,26 +97,29 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     const base = () => ({ ...(observed ? { usage: { ...usage } } : {}), ...headOf(store, job.storedSessionId) });
     const budget: ReachBudget = budgetFromJob(job.budget);
     try {
-      const value = await callEntry({
-        entry,
-        entryName: job.entry,
-        args: job.args,
-        store,
-        storedSessionId: job.storedSessionId,
-        runId: job.runId,
-        budget,
-        policy,
-        ...(job.traceparent === undefined ? {} : { traceparent: job.traceparent }),
-        signal: new AbortController().signal,
-        onEvent,
+      // A cancel sent before this worker took the job (or while it was not listening) is recorded.
+      if (channel !== undefined && (await channel.controlsOf(job.runId)).some((request) => request.action === "cancel")) {
+        return { status: "cancelled", result: null, ...base() };
+      }
+      const traceparent = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
+      // A retry of a run whose earlier attempt died: its resumable run continues, finished steps not run again.
+      const unfinished = channel === undefined ? undefined : await unfinishedRunOf(channel, store, job.runId, job.storedSessionId);
+      const resumed = unfinished === undefined ? undefined : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, signal: controller.signal, onEvent });
+      const aborted = new Promise<typeof CANCELLED>((resolve) => {
+        if (controller.signal.aborted) resolve(CANCELLED);
+        controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
       });
-      if (value === CANCELLED) return { status: "cancelled", result: null, ...base() };
+      const value = await (resumed === undefined
+        ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, signal: controller.signal, onEvent })
+        : Promise.race([resumed, aborted]));
+      if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
       return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...base() };
     } catch (error) {
+      if (controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
       const err = error instanceof Error ? error : new Error(String(error));
       const type = errorTypeOf(err);
-      if (type === "store_unavailable") {
-        // Not the run's fault: fail the attempt, so the queue retries it.
+      if (type === "store_unavailable" || (RunNotResumableError.isInstance(err) && /running in another worker/.test(err.message))) {
+        // Not the run's fault: fail the attempt, so the queue retries it (a live holder's lease is then over, or the store back).
         report(err);
         throw err;
       }
@@ -100,5 +127,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
   };
   await queue.work(options.concurrency ?? 1, execute);
-  return { stop: () => queue.stop() };
+  return {
+    stop: async () => {
+      stopControls?.();
+      await queue.stop();
+    },
+  };
 }

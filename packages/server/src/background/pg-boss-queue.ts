@@ -1,4 +1,5 @@
 import type PgBoss from "pg-boss";
+import { PostgresRunChannel } from "./postgres-run-channel";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue, BackgroundRunRecord, BackgroundRunState } from "./background-queue";
 
 /**
@@ -55,6 +56,7 @@ export class PgBossQueue implements BackgroundQueue {
   private readonly queueName: string;
   private boss: Promise<PgBoss> | undefined;
   private stopped = false;
+  private runChannel: PostgresRunChannel | undefined;
 
   constructor(options: PgBossQueueOptions) {
     if (typeof options !== "object" || options === null || typeof options.connectionString !== "string" || options.connectionString === "") {
@@ -74,6 +76,21 @@ export class PgBossQueue implements BackgroundQueue {
     positive("maxConnections", 2);
     this.options = options;
     this.queueName = options.queueName ?? "rein-runs";
+  }
+
+  /**
+   * The runs' events and control requests on the same database: tables in
+   * the queue's schema, `LISTEN/NOTIFY` for what is live (opened on first use).
+   */
+  get channel(): PostgresRunChannel {
+    this.runChannel ??= new PostgresRunChannel({
+      connectionString: this.options.connectionString,
+      schema: this.options.schema ?? "rein_queue",
+      // pg-boss creates the schema: the channel's tables go in after it.
+      before: () => this.start(),
+      ...(this.options.onError === undefined ? {} : { onError: this.options.onError }),
+    });
+    return this.runChannel;
   }
 
   /** Starts pg-boss once (creating its schema and the queue on first use of the database). */
@@ -144,6 +161,7 @@ export class PgBossQueue implements BackgroundQueue {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await this.runChannel?.close();
     const started = this.boss;
     if (started === undefined) return;
     const boss = await started.catch(() => undefined);

@@ -1,0 +1,273 @@
+import type { Client, Notification, Pool } from "pg";
+import type { RunChannel, RunControl, StoredRunEvent } from "./run-channel";
+
+/**
+ * Options of {@link PostgresRunChannel}.
+ * @example
+ * ```ts
+ * new PostgresRunChannel({ connectionString: url, schema: "rein_queue", maxConnections: 4 });
+ * ```
+ */
+export interface PostgresRunChannelOptions {
+  /** The database (the queue's and the session store's). */
+  readonly connectionString: string;
+  /** The schema its two tables (`rein_run_events`, `rein_run_controls`) live in: the queue's. @default "rein_queue" */
+  readonly schema?: string;
+  /** The pool's connections, beside the one that listens. @default 4 */
+  readonly maxConnections?: number;
+  /** Receives a lost listening connection (it is opened again). @default one line on stderr */
+  readonly onError?: (error: unknown) => void;
+  /** Awaited before the tables are first created (the queue creates the schema first: `PgBossQueue`). */
+  readonly before?: () => Promise<unknown>;
+}
+
+const SCHEMA = /^[a-z_][a-z0-9_]{0,40}$/;
+const CONTROL_ACTIONS: readonly string[] = ["cancel"];
+
+/**
+ * The {@link RunChannel} on Postgres: a run's events are rows of
+ * `rein_run_events` (run id, seq, JSON), written by the worker executing it
+ * and read by any instance; `NOTIFY` on the schema's events channel wakes
+ * the instances following the run. A control request is a row of
+ * `rein_run_controls` (so a worker that starts the run later still sees it)
+ * and a `NOTIFY` on the schema's control channel, which the worker
+ * executing the run hears on its listening connection. One pool (bounded,
+ * {@link PostgresRunChannelOptions.maxConnections}) and one listening
+ * connection per process, opened on first use.
+ * @example
+ * ```ts
+ * const channel = new PostgresRunChannel({ connectionString: url });
+ * await channel.append(runId, [{ type: "run-start", model: "m" }]);
+ * console.log(await channel.read(runId, 0));
+ * ```
+ */
+export class PostgresRunChannel implements RunChannel {
+  private readonly options: PostgresRunChannelOptions;
+  private readonly schema: string;
+  private readonly eventsChannel: string;
+  private readonly controlChannel: string;
+  private pool: Pool | undefined;
+  private ready: Promise<Pool> | undefined;
+  private listener: Promise<Client> | undefined;
+  private readonly followers = new Map<string, Set<() => void>>();
+  private readonly controlHandlers = new Set<(request: RunControl) => void>();
+  /** The next seq of each run this process appends to, and the chain its appends go through in order. */
+  private readonly writing = new Map<string, { next: number | undefined; chain: Promise<void> }>();
+  private closed = false;
+
+  constructor(options: PostgresRunChannelOptions) {
+    if (typeof options !== "object" || options === null || typeof options.connectionString !== "string" || options.connectionString === "") {
+      throw new TypeError("new PostgresRunChannel(options): options.connectionString must be a postgres:// URL");
+    }
+    const schema = options.schema ?? "rein_queue";
+    if (!SCHEMA.test(schema)) throw new TypeError(`new PostgresRunChannel(options): schema must be a lower-case SQL name of at most 41 characters, got '${String(schema).slice(0, 64)}'`);
+    const max = options.maxConnections ?? 4;
+    if (!Number.isInteger(max) || max < 1) throw new TypeError(`new PostgresRunChannel(options): maxConnections must be a positive integer, got ${String(max)}`);
+    this.options = options;
+    this.schema = schema;
+    this.eventsChannel = `${schema}_run_events`;
+    this.controlChannel = `${schema}_run_controls`;
+  }
+
+  /** The pool, with the tables created once (idempotent: many processes may start at once). */
+  private start(): Promise<Pool> {
+    if (this.closed) return Promise.reject(new Error("PostgresRunChannel is closed"));
+    this.ready ??= (async () => {
+      await this.options.before?.();
+      const { Pool: PoolClass } = require("pg") as typeof import("pg");
+      const pool = new PoolClass({ connectionString: this.options.connectionString, max: this.options.maxConnections ?? 4 });
+      pool.on("error", (error) => this.report(error));
+      this.pool = pool;
+      // Two processes creating the same tables at once collide in the catalogue: one creates, under a lock;
+      // pg-boss creating the same schema meanwhile is a duplicate key: created by then, so once more.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.createTables(pool);
+          return pool;
+        } catch (error) {
+          const code = (error as { code?: unknown }).code;
+          if (attempt >= 3 || (code !== "23505" && code !== "42P06" && code !== "42P07")) throw error;
+        }
+      }
+    })();
+    this.ready.catch(() => (this.ready = undefined));
+    return this.ready;
+  }
+
+  private async createTables(pool: Pool): Promise<void> {
+    const s = `"${this.schema}"`;
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`rein-run-channel:${this.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_events (run_id text NOT NULL, seq integer NOT NULL, event jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, seq))`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_controls (run_id text NOT NULL, action text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, action))`);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private report(error: unknown): void {
+    (this.options.onError ?? ((e: unknown) => process.stderr.write(`rein run channel: ${e instanceof Error ? e.message : String(e)}\n`)))(error);
+  }
+
+  /** The listening connection, opened on first follow or control handler; opened again (every follower woken) when lost. */
+  private listen(): void {
+    if (this.listener !== undefined || this.closed) return;
+    const opened = (async () => {
+      await this.start();
+      const { Client: ClientClass } = require("pg") as typeof import("pg");
+      const client = new ClientClass({ connectionString: this.options.connectionString });
+      client.on("notification", (message) => this.dispatch(message));
+      client.on("error", (error) => {
+        this.report(error);
+        void client.end().catch(() => undefined);
+        if (this.listener === opened) this.listener = undefined;
+        if (this.closed) return;
+        // Notifications may have been missed while it was down: every follower reads again.
+        setTimeout(() => {
+          if (this.followers.size > 0 || this.controlHandlers.size > 0) this.listen();
+          this.wakeAll();
+        }, 500).unref();
+      });
+      await client.connect();
+      await client.query(`LISTEN "${this.eventsChannel}"`);
+      await client.query(`LISTEN "${this.controlChannel}"`);
+      // Anything appended between a follower's first read and this LISTEN: read again.
+      this.wakeAll();
+      return client;
+    })();
+    this.listener = opened;
+    opened.catch((error: unknown) => {
+      if (this.listener === opened) this.listener = undefined;
+      if (this.closed) return;
+      this.report(error);
+      setTimeout(() => this.listen(), 1000).unref();
+    });
+  }
+
+  private wakeAll(): void {
+    for (const set of this.followers.values()) for (const wake of set) wake();
+  }
+
+  private dispatch(message: Notification): void {
+    const payload = message.payload ?? "";
+    if (message.channel === this.eventsChannel) {
+      for (const wake of this.followers.get(payload) ?? []) wake();
+      return;
+    }
+    if (message.channel === this.controlChannel) {
+      const colon = payload.indexOf(":");
+      const action = payload.slice(0, colon);
+      if (colon < 0 || !CONTROL_ACTIONS.includes(action)) return;
+      const request: RunControl = { runId: payload.slice(colon + 1), action: action as RunControl["action"] };
+      for (const handler of this.controlHandlers) handler(request);
+    }
+  }
+
+  /** {@inheritDoc RunChannel.append} */
+  append(runId: string, events: readonly StoredRunEvent["event"][]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    const state = this.writing.get(runId) ?? { next: undefined, chain: Promise.resolve() };
+    this.writing.set(runId, state);
+    const write = async () => {
+      const pool = await this.start();
+      const s = `"${this.schema}"`;
+      if (state.next === undefined) {
+        // A retried run's log goes on after the events its earlier attempts recorded.
+        const found = await pool.query<{ last: number | null }>(`SELECT max(seq) AS last FROM ${s}.rein_run_events WHERE run_id = $1`, [runId]);
+        state.next = (found.rows[0]?.last ?? 0) + 1;
+      }
+      const first = state.next;
+      state.next += events.length;
+      const values: unknown[] = [runId];
+      const rows = events.map((event, index) => {
+        values.push(first + index, JSON.stringify(event));
+        return `($1, $${index * 2 + 2}, $${index * 2 + 3}::jsonb)`;
+      });
+      // One statement: the rows and the wake-up commit together.
+      await pool.query(`WITH added AS (INSERT INTO ${s}.rein_run_events (run_id, seq, event) VALUES ${rows.join(", ")} RETURNING 1) SELECT pg_notify($${values.length + 1}, $1) FROM added LIMIT 1`, [...values, this.eventsChannel]);
+    };
+    const next = state.chain.then(write);
+    state.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** {@inheritDoc RunChannel.release} */
+  release(runId: string): void {
+    this.writing.delete(runId);
+  }
+
+  /** {@inheritDoc RunChannel.read} */
+  async read(runId: string, afterSeq: number, limit = 500): Promise<StoredRunEvent[]> {
+    const pool = await this.start();
+    const found = await pool.query<{ seq: number; event: StoredRunEvent["event"] }>(
+      `SELECT seq, event FROM "${this.schema}".rein_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [runId, Math.max(0, Math.floor(afterSeq)), limit],
+    );
+    return found.rows.map((row) => ({ seq: row.seq, event: row.event }));
+  }
+
+  /** {@inheritDoc RunChannel.follow} */
+  follow(runId: string, wake: () => void): () => void {
+    let set = this.followers.get(runId);
+    if (set === undefined) this.followers.set(runId, (set = new Set()));
+    set.add(wake);
+    this.listen();
+    return () => {
+      set!.delete(wake);
+      if (set!.size === 0) this.followers.delete(runId);
+    };
+  }
+
+  /** {@inheritDoc RunChannel.control} */
+  async control(request: RunControl): Promise<void> {
+    if (!CONTROL_ACTIONS.includes(request.action)) throw new TypeError(`PostgresRunChannel.control: unknown action '${String(request.action).slice(0, 32)}' (expected ${CONTROL_ACTIONS.join(", ")})`);
+    const pool = await this.start();
+    await pool.query(
+      `WITH added AS (INSERT INTO "${this.schema}".rein_run_controls (run_id, action) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($3, $4)`,
+      [request.runId, request.action, this.controlChannel, `${request.action}:${request.runId}`],
+    );
+  }
+
+  /** {@inheritDoc RunChannel.controlsOf} */
+  async controlsOf(runId: string): Promise<RunControl[]> {
+    const pool = await this.start();
+    const found = await pool.query<{ action: string }>(`SELECT action FROM "${this.schema}".rein_run_controls WHERE run_id = $1`, [runId]);
+    return found.rows.filter((row) => CONTROL_ACTIONS.includes(row.action)).map((row) => ({ runId, action: row.action as RunControl["action"] }));
+  }
+
+  /** {@inheritDoc RunChannel.onControl} */
+  onControl(handler: (request: RunControl) => void): () => void {
+    this.controlHandlers.add(handler);
+    this.listen();
+    return () => this.controlHandlers.delete(handler);
+  }
+
+  /**
+   * Resolves once this process listens (control requests and wake-ups sent
+   * from now on reach it). @internal
+   */
+  async listening(): Promise<void> {
+    this.listen();
+    await this.listener;
+  }
+
+  /** {@inheritDoc RunChannel.close} */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.followers.clear();
+    this.controlHandlers.clear();
+    const listener = this.listener;
+    this.listener = undefined;
+    await (await listener?.catch(() => undefined))?.end().catch(() => undefined);
+    await Promise.all([...this.writing.values()].map((state) => state.chain));
+    await this.pool?.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,138 @@
+import type { Context as HonoContext, Hono } from "hono";
+import type { ApiKeyScope } from "../auth/api-key";
+import type { Caller } from "../auth/caller";
+import { RequestError, bounded } from "../http-error";
+import { safeJson } from "../safe-json";
+import type { BackgroundQueue, BackgroundRunRecord } from "./background-queue";
+import type { RunChannel, StoredRunEvent } from "./run-channel";
+
+/** How often a follower with nothing new checks the queue (a run that died out of retries writes no closing event). */
+const POLL_MS = 2_000;
+/** An SSE comment this often keeps proxies from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+const ENDED = new Set(["completed", "error", "cancelled"]);
+
+/**
+ * @internal `GET /v1/runs/:id/events`: a background run's events as SSE,
+ * from any instance — first those recorded so far (from the start, or after
+ * the `Last-Event-ID` the client saw), then live ones as the worker
+ * executing the run records them (woken by `NOTIFY`), each with its `id:`
+ * (the run's event sequence), until the closing `event: run-end`. Another
+ * key's run is a 404; a server whose queue has no channel answers 501.
+ */
+export function mountRunEventsRoute(
+  app: Hono,
+  options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; read: <R>(fn: () => R | Promise<R>) => Promise<R> },
+): void {
+  const { who, queue, read } = options;
+  app.get("/v1/runs/:id/events", async (c) => {
+    const caller = await who(c, "read");
+    const id = c.req.param("id");
+    const channel = queue?.channel;
+    if (queue === undefined || channel === undefined) {
+      throw new RequestError("queue_not_configured", "a run's recorded events need a queue with a run channel: createServer({ queue: new PgBossQueue({ connectionString }) })");
+    }
+    const record = await read(() => queue.get(id));
+    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) {
+      throw new RequestError("not_found", `no background run '${bounded(id)}' (only runs queued with Prefer: respond-async have recorded events)`);
+    }
+    const header = c.req.header("last-event-id");
+    if (header !== undefined && !/^\d{1,9}$/.test(header.trim())) {
+      throw new RequestError("invalid_body", `Last-Event-ID must be the id of an event this stream sent (a whole number), got '${bounded(header)}'`);
+    }
+    const after = header === undefined ? 0 : Number(header.trim());
+    return followRun(c, channel, () => read(() => queue.get(id)), id, after);
+  });
+}
+
+/** The SSE stream of one run: replay after `after`, then follow until `run-end` (or the queue says it ended). */
+function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<BackgroundRunRecord | undefined>, runId: string, after: number): Response {
+  const encoder = new TextEncoder();
+  let stop = (): void => undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(sink) {
+      let open = true;
+      let last = after;
+      let wake: (() => void) | undefined;
+      const write = (text: string) => {
+        if (!open) return;
+        try {
+          sink.enqueue(encoder.encode(text));
+        } catch {
+          stop();
+        }
+      };
+      const send = ({ seq, event }: StoredRunEvent) => {
+        last = seq;
+        write(`id: ${seq}\n${event.type === "run-end" ? "event: run-end\n" : ""}data: ${safeJson(event)}\n\n`);
+        return event.type === "run-end";
+      };
+      // Subscribed before the first read: an event recorded in between still wakes it.
+      const unfollow = channel.follow(runId, () => wake?.());
+      const heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
+      heartbeat.unref?.();
+      stop = () => {
+        if (!open) return;
+        open = false;
+        clearInterval(heartbeat);
+        unfollow();
+        wake?.();
+        try {
+          sink.close();
+        } catch {
+          /* the client is gone */
+        }
+      };
+      c.req.raw.signal.addEventListener("abort", () => stop(), { once: true });
+      void (async () => {
+        let woken = true;
+        while (open) {
+          if (!woken) {
+            const timedOut = await new Promise<boolean>((resolve) => {
+              const timer = setTimeout(() => resolve(true), POLL_MS);
+              wake = () => (clearTimeout(timer), resolve(false));
+            });
+            wake = undefined;
+            if (timedOut) {
+              const now = await state().catch(() => undefined);
+              if (now !== undefined && ENDED.has(now.state)) {
+                // Ended without a closing event in its log (out of retries, or never taken): read what is left, then say how it ended.
+                for (const item of await channel.read(runId, last, 10_000)) if (send(item)) return stop();
+                write(`event: run-end\ndata: ${safeJson({ type: "run-end", status: now.state, result: now.outcome?.result ?? null, ...(now.outcome?.error === undefined ? {} : { error: now.outcome.error }) })}\n\n`);
+                return stop();
+              }
+            }
+          }
+          woken = false;
+          for (;;) {
+            const batch = await channel.read(runId, last);
+            for (const item of batch) if (send(item)) return stop();
+            if (batch.length < 500 || !open) break;
+          }
+        }
+      })().catch(() => stop());
+    },
+    cancel() {
+      stop();
+    },
+  });
+  return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no", "x-run-id": runId } });
+}
+
+/**
+ * @internal `POST /v1/runs/:id/cancel` for a background run, from any
+ * instance: the request is recorded and sent on the queue's channel, and
+ * the worker executing the run (in whichever process) aborts it, or a
+ * worker that takes it later ends it `cancelled` at once. Resolves with the
+ * answer's status (`cancelling`, or the state of a run that already ended),
+ * or `undefined` when the caller has no background run of that id.
+ */
+export async function cancelBackgroundRun(queue: BackgroundQueue, caller: Caller, runId: string): Promise<string | undefined> {
+  const channel = queue.channel;
+  if (channel === undefined) return undefined;
+  const record = await queue.get(runId);
+  if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return undefined;
+  if (ENDED.has(record.state)) return record.state;
+  await channel.control({ runId, action: "cancel" });
+  return "cancelling";
+}
