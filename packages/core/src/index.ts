@@ -27,6 +27,8 @@ export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./runtime/reach
 export { withRunListener } from "./runtime/run-listener";
 export { DEFAULT_RESERVED_OUTPUT_TOKENS } from "./runtime/spend-reserver";
 export type { SpendReserver, SpendReservation, SpendAmount } from "./runtime/spend-reserver";
+export { DEFAULT_CAP_PERIOD_MS, NO_SPEND, checkSpendCaps, capsAnything, currentSpend, microUsd, spendRefusal, windowOf } from "./runtime/spend-caps";
+export type { SpendCaps, KeySpend, StoredSpend, SpendCapDimension, SpendRefusal } from "./runtime/spend-caps";
 export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";

@@ -27,6 +27,8 @@ import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
 import { STORE_UNAVAILABLE, fromStore, isStoreFault } from "./store-fault";
 import { registerState, type ServerState } from "./server-state";
 import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
+import { startKeyRun, type KeyRun } from "./auth/key-spend";
+import { SpendCapExceededError } from "./auth/spend-cap-error";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
 import { mountLiveRoutes } from "./live-routes";
@@ -191,8 +193,22 @@ export function createServer(options: CreateServerOptions): Hono {
     }
   };
 
+  /** Starts a run of `caller` under its key's spend caps (a 429 over one); a key store that fails is a 503. */
+  const capped = async (caller: Caller): Promise<KeyRun | undefined> => {
+    try {
+      return await startKeyRun(options.auth?.keys, caller);
+    } catch (error) {
+      if (error instanceof RequestError) throw error;
+      report(error);
+      throw new RequestError("store_unavailable", STORE_UNAVAILABLE);
+    }
+  };
+
   app.onError((error, c) => {
-    if (error instanceof RequestError) return fail(c, error.type, error.message);
+    if (error instanceof RequestError) {
+      if (error.retryAfterSeconds !== undefined) c.header("retry-after", String(error.retryAfterSeconds));
+      return fail(c, error.type, error.message);
+    }
     report(error);
     // Never the error's own message: it may name the database, or echo the request.
     if (isStoreFault(error)) return fail(c, "store_unavailable", STORE_UNAVAILABLE);
@@ -244,6 +260,8 @@ export function createServer(options: CreateServerOptions): Hono {
     // The client's name of the session; the store holds it under the caller's prefix (ownership.ts).
     const sessionId = body.sessionId ?? `run-${runId}`;
     const storedId = storedSessionId(caller, sessionId);
+    // A capped key: a run slot and this minute's count taken now (429 over a cap), each model request reserved in the key store.
+    const keyRun = await capped(caller);
     const controller = new AbortController();
     const inFlight = flightKey(caller.owner, runId);
     state.runs.set(inFlight, controller);
@@ -285,6 +303,7 @@ export function createServer(options: CreateServerOptions): Hono {
           signal: controller.signal,
           onEvent,
           approveToolCall: watched.approver,
+          ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }),
         });
         const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget, ...issuer };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
@@ -293,6 +312,7 @@ export function createServer(options: CreateServerOptions): Hono {
         const err = error instanceof Error ? error : new Error(String(error));
         const type = errorTypeOf(err);
         if (type === "store_unavailable") report(err);
+        if (SpendCapExceededError.isInstance(err)) c.header("retry-after", String(err.retryAfterSeconds));
         const response: RunResponse = {
           runId,
           result: null,
@@ -308,6 +328,7 @@ export function createServer(options: CreateServerOptions): Hono {
       } finally {
         hangUp();
         state.runs.delete(inFlight);
+        void keyRun?.end().catch(report);
       }
     };
 
@@ -418,6 +439,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const entry = entryClassFor(entries, record.name);
     if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${bounded(record.name, 200)}, which no listed class entry of this server serves`);
     const { budget, traceparent, runId: requestId } = admit(c, caller, "resuming the run");
+    const keyRun = await capped(caller);
     const controller = new AbortController();
     const inFlight = flightKey(caller.owner, requestId);
     state.runs.set(inFlight, controller);
@@ -430,7 +452,7 @@ export function createServer(options: CreateServerOptions): Hono {
       const result = await withRunListener(
         () => undefined,
         () => withReachBudget(budget, resume, { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
-        { signal: controller.signal },
+        { signal: controller.signal, ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }) },
       );
       return c.json(JSON.parse(safeJson({ ...base, result: result ?? null, status: "completed", ...headOf(store, record.sessionId) })) as object);
     } catch (error) {
@@ -441,11 +463,13 @@ export function createServer(options: CreateServerOptions): Hono {
       const type = status === "paused" ? "run_paused" : errorTypeOf(err);
       if (type === "store_unavailable") report(err);
       const message = type === "store_unavailable" ? STORE_UNAVAILABLE : err.message;
-      const httpStatus = type === "reach_exceeded" || type === "provider_error" || type === "store_unavailable" ? STATUS_OF[type] : 200;
+      if (SpendCapExceededError.isInstance(err)) c.header("retry-after", String(err.retryAfterSeconds));
+      const httpStatus = type === "reach_exceeded" || type === "budget_exhausted" || type === "provider_error" || type === "store_unavailable" ? STATUS_OF[type] : 200;
       return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message } })) as object, httpStatus);
     } finally {
       hangUp();
       state.runs.delete(inFlight);
+      void keyRun?.end().catch(report);
     }
   });
 
@@ -467,8 +491,9 @@ export function createServer(options: CreateServerOptions): Hono {
   return app;
 }
 
-/** @internal The error type of a failed run: a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
-export function errorTypeOf(error: Error): "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
+/** @internal The error type of a failed run: a key's spend cap (429), a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
+export function errorTypeOf(error: Error): "budget_exhausted" | "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
+  if (SpendCapExceededError.isInstance(error)) return "budget_exhausted";
   if (ReachError.isInstance(error)) return "reach_exceeded";
   if (ProviderError.isInstance(error)) return "provider_error";
   return isStoreFault(error) ? "store_unavailable" : "run_error";

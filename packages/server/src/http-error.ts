@@ -13,7 +13,8 @@ export interface ErrorBody {
  * The `type` of an {@link ErrorBody}; each maps to one status code
  * (`invalid_body`, `invalid_policy`, `invalid_run_id`, `missing_policy` 400;
  * `unauthorized` 401; `forbidden`, `reach_exceeded` 403; `not_found` 404;
- * `run_conflict` 409; `body_too_large` 413; `queue_not_configured` 501
+ * `run_conflict` 409; `body_too_large` 413; `budget_exhausted` 429 (a key's
+ * spend cap, with `Retry-After`); `queue_not_configured` 501
  * (`Prefer: respond-async` on a server without a queue); `provider_error` 502;
  * `shutting_down`, `store_unavailable` 503).
  * @example
@@ -32,13 +33,14 @@ export type ErrorType =
   | "not_found"
   | "run_conflict"
   | "body_too_large"
+  | "budget_exhausted"
   | "provider_error"
   | "queue_not_configured"
   | "shutting_down"
   | "store_unavailable";
 
 /** @internal the status of each error type. */
-export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 | 413 | 501 | 502 | 503>> = {
+export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 | 413 | 429 | 501 | 502 | 503>> = {
   invalid_body: 400,
   invalid_policy: 400,
   invalid_run_id: 400,
@@ -49,6 +51,7 @@ export const STATUS_OF: Readonly<Record<ErrorType, 400 | 401 | 403 | 404 | 409 |
   not_found: 404,
   run_conflict: 409,
   body_too_large: 413,
+  budget_exhausted: 429,
   provider_error: 502,
   queue_not_configured: 501,
   shutting_down: 503,
@@ -65,6 +68,8 @@ export class RequestError extends Error {
   constructor(
     readonly type: ErrorType,
     message: string,
+    /** Sent as `Retry-After` (a 429 `budget_exhausted`). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

@@ -12,3 +12,5 @@ export {
   PostgresSchemaVersionError,
   PostgresForeignSchemaError,
 } from "./postgres-errors";
+export { PostgresApiKeyStore } from "./postgres-api-key-store";
+export type { PostgresApiKeyStoreOptions } from "./postgres-api-key-store";

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { checkSpendCaps, capsAnything, type KeySpend, type SpendCaps, type SpendRefusal, type StoredSpend } from "rein";
 
 /**
  * What a key may do: `run` starts, resumes and cancels its own runs; `read`
@@ -31,6 +32,8 @@ export interface ApiKeyRecord {
   readonly scopes: readonly ApiKeyScope[];
   /** Epoch milliseconds. */
   readonly createdAt: number;
+  /** What the key may spend (absent: no caps). */
+  readonly caps?: SpendCaps;
 }
 
 /**
@@ -73,6 +76,27 @@ export interface ApiKeyStore {
   revoke(name: string): Promise<boolean>;
   /** The stored key of `id`, or undefined. */
   find(id: string): Promise<StoredApiKey | undefined>;
+  /**
+   * Starts a run of key `id` under its caps, atomically: takes a run slot
+   * and counts the run in its minute — unless the key has
+   * `concurrentRuns` in flight, has started `requestsPerMinute` runs this
+   * minute, or has no tokens or cost left this period; then nothing
+   * changes and the refusal says why (`rein`'s `spendRefusal`).
+   */
+  startRun(id: string, now?: number): Promise<SpendRefusal | undefined>;
+  /** Gives back the run slot {@link startRun} took. */
+  endRun(id: string): Promise<void>;
+  /**
+   * Holds `amount` for one model request of key `id`, atomically with the
+   * check that what the key spent this period, plus what requests in flight
+   * hold, plus `amount` stays within its caps: of several processes
+   * reserving at once on one store, no two can both take the last room.
+   */
+  reserve(id: string, amount: StoredSpend, now?: number): Promise<SpendRefusal | undefined>;
+  /** Gives back `reserved` and charges `used` to the current period (a release: `used` zero). */
+  settle(id: string, reserved: StoredSpend, used: StoredSpend, now?: number): Promise<void>;
+  /** Key `id`'s spend as of `now` (figures of an ended period read 0), or undefined for no such key. */
+  spendOf(id: string, now?: number): Promise<KeySpend | undefined>;
   /** Releases what the store opened. */
   close(): Promise<void>;
 }
@@ -89,6 +113,8 @@ export interface CreateApiKeyOptions {
   readonly name: string;
   /** At least one of {@link API_KEY_SCOPES}. */
   readonly scopes: readonly ApiKeyScope[];
+  /** What the key may spend. @default no caps */
+  readonly caps?: SpendCaps;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -117,7 +143,13 @@ function sha256Hex(text: string): string {
 
 /** @internal The record of a stored key, without its hash. */
 export function recordOf(stored: StoredApiKey): ApiKeyRecord {
-  return { id: stored.id, name: stored.name, scopes: stored.scopes, createdAt: stored.createdAt };
+  return { id: stored.id, name: stored.name, scopes: stored.scopes, createdAt: stored.createdAt, ...(stored.caps === undefined ? {} : { caps: stored.caps }) };
+}
+
+/** @internal `create`'s caps checked (a `TypeError` naming the field): undefined when they limit nothing. */
+export function capsOf(owner: string, options: CreateApiKeyOptions): SpendCaps | undefined {
+  const caps = checkSpendCaps(owner, options.caps);
+  return capsAnything(caps) ? caps : undefined;
 }
 
 /** @internal Scopes read back from storage (comma-separated), unknown ones dropped. */

@@ -1,3 +1,4 @@
+import type { SpendCaps } from "rein";
 import { RequestError } from "../http-error";
 import { verifyApiKey, type ApiKeyScope, type ApiKeyStore } from "./api-key";
 
@@ -27,6 +28,10 @@ export interface Caller {
   /** May be given a root budget when a policy secret is set (the `mint` or `admin` scope). */
   readonly mayMint: boolean;
   has(scope: ApiKeyScope): boolean;
+  /** The key's id (absent without auth). */
+  readonly keyId?: string;
+  /** The key's spend caps (absent: none). */
+  readonly caps?: SpendCaps;
 }
 
 /** @internal The caller of a server without auth. */
@@ -50,6 +55,8 @@ export async function authenticate(auth: AuthOptions | undefined, authorization:
     seesAll: admin,
     mayMint: admin || record.scopes.includes("mint"),
     has: (wanted) => admin || record.scopes.includes(wanted),
+    keyId: record.id,
+    ...(record.caps === undefined ? {} : { caps: record.caps }),
   };
   if (!caller.has(scope)) throw new RequestError("forbidden", `this key lacks the '${scope}' scope (it has: ${record.scopes.join(", ")})`);
   return caller;

@@ -3,3 +3,4 @@ export type { ApiKeyScope, ApiKeyRecord, StoredApiKey, IssuedApiKey, ApiKeyStore
 export { InMemoryApiKeyStore } from "./in-memory-api-key-store";
 export { SqliteApiKeyStore } from "./sqlite-api-key-store";
 export type { SqliteApiKeyStoreOptions } from "./sqlite-api-key-store";
+export { SpendCapExceededError } from "./spend-cap-error";

@@ -1,0 +1,58 @@
+import { ReachError, microUsd, type SpendAmount, type SpendReserver, type StoredSpend } from "rein";
+import { RequestError } from "../http-error";
+import type { ApiKeyStore } from "./api-key";
+import type { Caller } from "./caller";
+import { SpendCapExceededError, describeRefusal } from "./spend-cap-error";
+
+/**
+ * @internal One run of a capped key, started: `spend` (when the key caps
+ * tokens or cost) reserves each of its model requests in the key store;
+ * `end` gives its run slot back.
+ */
+export interface KeyRun {
+  readonly spend: SpendReserver | undefined;
+  end(): Promise<void>;
+}
+
+/**
+ * @internal Starts a run of `caller` under its key's caps: undefined for a
+ * key without caps (nothing asked of the store), else a {@link KeyRun}. A
+ * cap that refuses the start (runs at once, runs this minute, tokens or
+ * cost all spent) is a 429 `budget_exhausted` with `Retry-After`.
+ */
+export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller): Promise<KeyRun | undefined> {
+  const { keyId, caps } = caller;
+  if (keys === undefined || keyId === undefined || caps === undefined) return undefined;
+  const refusal = await keys.startRun(keyId);
+  if (refusal !== undefined) throw new RequestError("budget_exhausted", describeRefusal(refusal), refusal.retryAfterSeconds);
+  let ended = false;
+  return {
+    spend: caps.tokens === undefined && caps.costUsd === undefined ? undefined : keySpend(keys, keyId, caps.costUsd !== undefined),
+    async end() {
+      if (ended) return;
+      ended = true;
+      await keys.endRun(keyId);
+    },
+  };
+}
+
+/** The reserver of key `keyId`'s runs: each reservation is one atomic step of the key store. */
+function keySpend(keys: ApiKeyStore, keyId: string, capsCost: boolean): SpendReserver {
+  const stored = (amount: SpendAmount): StoredSpend => ({ tokens: Math.ceil(amount.tokens), costMicroUsd: amount.costUsd === undefined ? 0 : microUsd(amount.costUsd) });
+  return {
+    async reserve(estimate) {
+      if (capsCost && estimate.costUsd === undefined) {
+        throw new ReachError(
+          "spend cap: this key caps cost, and the request's model has no price in the runtime's pricing table, so its cost cannot be held: give the Runtime a pricing entry for the model",
+        );
+      }
+      const held = stored(estimate);
+      const refusal = await keys.reserve(keyId, held);
+      if (refusal !== undefined) throw new SpendCapExceededError(refusal);
+      return {
+        settle: (used) => keys.settle(keyId, held, stored(used)),
+        release: () => keys.settle(keyId, held, { tokens: 0, costMicroUsd: 0 }),
+      };
+    },
+  };
+}
