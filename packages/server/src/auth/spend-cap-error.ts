@@ -40,7 +40,7 @@ export function describeRefusal(refusal: SpendRefusal): string {
     case "cost": {
       const unit = dimension === "tokens" ? (n: number) => `${n} tokens` : (n: number) => `$${(n / 1e6).toFixed(6)}`;
       const alone = asked > limit ? ` (one request alone needs ${unit(asked)}: more than the cap ever allows; raise the cap)` : "";
-      const what = asked === 0 ? `has used its ${dimension} cap for this period (${unit(used)} of ${unit(limit)})` : `cannot reserve ${unit(asked)} more: ${unit(used)} of its ${unit(limit)} cap is spent or held by requests in flight`;
+      const what = asked === 0 ? `has used its cap of ${unit(limit)} for this period (${unit(used)})` : `cannot reserve ${unit(asked)} more: ${unit(used)} of its cap of ${unit(limit)} are spent or held by requests in flight`;
       return `spend cap: this key ${what}${alone}; retry in ${retryAfterSeconds} s, when the period ends`;
     }
   }
