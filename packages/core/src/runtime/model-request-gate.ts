@@ -121,12 +121,12 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
       chatSpan.end();
     }
     const at = gated.recordedInput === undefined ? undefined : site.recorder();
-    if (at !== undefined) recordLlmNode(at, events, model, gated.recordedInput!, undefined, error);
+    if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error);
     throw error;
   }
   // One write per request, once it is answered: an unanswered request has nothing to keep.
   const at = gated.recordedInput === undefined ? undefined : site.recorder();
-  const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, gated.recordedInput!, response, undefined);
+  const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), response, undefined);
   if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
   const cost = site.ledger.chargeRequest(model, response.model, response.usage);
   const priced = priceOf(site.ledger.pricing, pricedModel(site.ledger.pricing, model, response.model)) !== undefined;
@@ -241,12 +241,39 @@ async function streamProvider(
   return response;
 }
 
+/**
+ * An llm node's input: `content`, the turn's new user content (what history
+ * is rebuilt from), and the request as sent beside it — `sent`, the user
+ * turn as the model got it (the situational guidance and context first,
+ * loop notices after the tool results) when it differs from `content`;
+ * `system`, the system prompt when there is one; `history`, how many
+ * messages came before that turn (they are the nodes above it).
+ */
+interface LlmNodeInput {
+  readonly content: readonly ContentBlock[];
+  readonly sent?: readonly ContentBlock[];
+  readonly system?: string;
+  readonly history: number;
+}
+
+function requestInput(request: ModelRequest, content: readonly ContentBlock[]): LlmNodeInput {
+  const last = request.messages[request.messages.length - 1];
+  const sent = last?.role === "user" ? last.content : undefined;
+  const same = sent === undefined || (sent.length === content.length && sent.every((block, index) => block === content[index]));
+  return {
+    content,
+    ...(same ? {} : { sent }),
+    ...(request.system === undefined || request.system === "" ? {} : { system: request.system }),
+    history: Math.max(0, request.messages.length - (sent === undefined ? 0 : 1)),
+  };
+}
+
 /** Writes the llm node of one answered (or failed) request (committed with the writer's next batch). */
 function recordLlmNode(
   cursor: SessionCursor,
   events: RunEvents,
   model: string,
-  input: readonly ContentBlock[],
+  input: LlmNodeInput,
   response: ModelResponse | undefined,
   error: unknown,
 ): string {
@@ -256,7 +283,7 @@ function recordLlmNode(
     id,
     role: "llm" as const,
     name: model,
-    input: { content: input } as unknown,
+    input: input as unknown,
     output: response === undefined ? undefined : ({ content: response.content } as unknown),
     metadata:
       response !== undefined

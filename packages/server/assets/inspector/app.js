@@ -491,16 +491,26 @@
       ),
     );
     if (node.role === "llm") {
-      body.appendChild(el("h3", { text: "Request (user turn)" }));
-      if (node.guidance) {
-        body.appendChild(
-          el("div", { class: "guidance" }, [
-            el("p", { class: "block-kind", text: "Situational guidance (first in the user turn; worded again from the enclosing call, the store keeps the turn's new content below)" }),
-            el("mark", {}, [el("pre", { text: node.guidance })]),
-          ]),
-        );
+      var input = node.input || {};
+      if (typeof input.history === "number") {
+        // Recorded as sent: the system prompt, how much history came before, the user turn as the model got it.
+        body.appendChild(el("h3", { text: "Request as sent" }));
+        if (input.system) body.appendChild(el("details", { class: "system" }, [el("summary", { text: "System prompt" }), el("pre", { text: input.system })]));
+        body.appendChild(el("p", { class: "history", text: input.history === 0 ? "No earlier messages." : input.history + " earlier messages (the nodes above this one)." }));
+        body.appendChild(el("p", { class: "block-kind", text: "User turn" }));
+        body.appendChild(blocksView(input.sent || input.content));
+      } else {
+        body.appendChild(el("h3", { text: "Request (user turn)" }));
+        if (node.guidance) {
+          body.appendChild(
+            el("div", { class: "guidance" }, [
+              el("p", { class: "block-kind", text: "Situational guidance (first in the user turn; worded again from the enclosing call, the store keeps the turn's new content below)" }),
+              el("mark", {}, [el("pre", { text: node.guidance })]),
+            ]),
+          );
+        }
+        body.appendChild(blocksView(input.content || node.input));
       }
-      body.appendChild(blocksView((node.input && node.input.content) || node.input));
       body.appendChild(el("h3", { text: meta.error ? "Error" : "Response" }));
       body.appendChild(meta.error ? el("pre", { class: "error", text: json(meta.error) }) : blocksView((node.output && node.output.content) || node.output));
     } else {

@@ -196,6 +196,13 @@ describe("the Inspector page (headless Chromium)", () => {
     const detail = page.getByRole("region", { name: "Node" });
     await detail.getByText(/^Situational guidance/).waitFor();
     expect(await detail.locator("mark").innerText()).toContain("You are running INSIDE the function `Quick.research`");
+    // The request as the runtime recorded it sent: the user turn with the guidance first (highlighted), then the task.
+    await detail.getByRole("heading", { name: "Request as sent" }).waitFor();
+    expect(await detail.innerText()).toContain("No earlier messages.");
+    const turn = await detail.locator("ol.blocks").first().locator(":scope > li").allInnerTexts();
+    expect(turn[0]).toContain("You are running INSIDE the function `Quick.research`");
+    expect(turn[turn.length - 1]).toContain("task-1");
+    expect(await detail.locator("ol.blocks").first().locator(":scope > li").first().locator("mark").count()).toBe(1);
     expect(await detail.innerText()).toContain("quick answer");
     expect(await detail.innerText()).toContain("30 in / 12 out tokens");
   });

@@ -91,8 +91,9 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
 }
 
 /**
- * Each llm node of `page` with the situational guidance its request carried
- * as `guidance`: the store records an llm node's new user content, not the
+ * Each llm node of `page` recorded before llm nodes kept the request as sent
+ * (no `input.history`) with the situational guidance its request carried
+ * as `guidance`: such a node holds its new user content only, not the
  * guidance block the runtime puts first in that turn, so it is worded again
  * here from the enclosing code node (its name, `doc` and call path) by the
  * same `situationalPrefix` the runtime uses (without the runtime-only
@@ -102,7 +103,9 @@ function withGuidance(all: readonly SessionNode[], page: readonly SessionNode[])
   const byId = new Map<string, SessionNode>();
   for (const node of all) byId.set(node.id, node);
   return page.map((node) => {
-    const fn = node.role === "llm" && node.caller !== null ? byId.get(node.caller) : undefined;
+    // A node recorded with the request as sent (its `history` count) needs nothing worded again.
+    const asSent = typeof (node.input as { history?: unknown } | null)?.history === "number";
+    const fn = node.role === "llm" && node.caller !== null && !asSent ? byId.get(node.caller) : undefined;
     if (fn === undefined || fn.role !== "code") return node;
     const callPath: string[] = [];
     for (let frame: SessionNode | undefined = fn; frame !== undefined && callPath.length < 64; frame = frame.caller === null ? undefined : byId.get(frame.caller)) {
