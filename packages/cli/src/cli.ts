@@ -168,18 +168,23 @@ function program(io: CliIo, result: { code: number }): Command {
     .description("Create a key and print it, once, alone on stdout")
     .requiredOption("--name <name>", "a unique name for the key, e.g. ci")
     .requiredOption("--scopes <scopes>", "comma-separated: run, read, mint, admin")
-    .option("--store <path>", "the session store file the key is kept in", DEFAULT_STORE_PATH)
-    .action((options: { name: string; scopes: string; store?: string }) => keysModule().createKey(io, options));
+    .option("--store <path|url>", "the session store the key is kept in: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .option("--max-tokens <n>", "spend cap: input + output tokens of the key's runs per period")
+    .option("--max-cost-usd <usd>", "spend cap: US dollars of the key's runs per period (priced with the runtime's pricing)")
+    .option("--max-concurrent-runs <n>", "spend cap: runs of the key in flight at once")
+    .option("--max-requests-per-minute <n>", "spend cap: runs the key may start per minute")
+    .option("--cap-period <duration>", "the period of --max-tokens and --max-cost-usd: 1d, 12h, 30m, 90s (default 1d)")
+    .action((options: import("./keys-command").CreateKeyOptions) => keysModule().createKey(io, options));
   keys
     .command("ls")
-    .description("List the keys: name, id, scopes, created")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .description("List the keys: name, id, scopes, created, spend caps")
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .action((options: { store?: string }) => keysModule().listKeys(io, options));
   keys
     .command("revoke")
     .description("Delete a key: requests with it are 401 from then on")
     .argument("<name>", "the key's name")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
 
   rein

@@ -67,7 +67,7 @@ describe("rein keys", () => {
     expect(stored).toMatchObject({ name: "ci", sha256: createHash("sha256").update(key).digest("hex") });
 
     const listed = await runMain(["keys", "ls", "--store", store], dir);
-    expect(listed.stdout).toMatch(/^NAME\s+ID\s+SCOPES\s+CREATED\nci\s+[0-9a-f]{16}\s+run,read\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/);
+    expect(listed.stdout).toMatch(/^NAME\s+ID\s+SCOPES\s+CREATED\s+CAPS\nci\s+[0-9a-f]{16}\s+run,read\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d -\n$/);
     expect(listed.stdout).not.toContain(key.slice(22));
 
     const again = await runMain(["keys", "create", "--name", "ci", "--scopes", "run", "--store", store], dir);
