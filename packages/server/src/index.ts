@@ -16,7 +16,7 @@ export { checkEntryProviders } from "./entry-providers";
 export type { ServeOptions, ListenOptions, RunningServer } from "./serve";
 export type { Entry, Entries, EntryInit, EntryFactory, EntryClass } from "./entries";
 export type { ErrorBody, ErrorType } from "./http-error";
-export { API_KEY_SCOPES, verifyApiKey, InMemoryApiKeyStore, SqliteApiKeyStore } from "./auth";
+export { API_KEY_SCOPES, verifyApiKey, InMemoryApiKeyStore, SqliteApiKeyStore, SpendCapExceededError } from "./auth";
 export type { ApiKeyScope, ApiKeyRecord, StoredApiKey, IssuedApiKey, ApiKeyStore, CreateApiKeyOptions, SqliteApiKeyStoreOptions } from "./auth";
 export type { AuthOptions } from "./auth/caller";
 export { createInspector } from "./inspector/create-inspector";

@@ -25,7 +25,7 @@ export interface SpendCaps {
   readonly requestsPerMinute?: number;
 }
 
-/** The default {@link SpendCaps.periodMs}: a day. */
+/** The default {@link SpendCaps.periodMs}: a day (86,400,000 ms). */
 export const DEFAULT_CAP_PERIOD_MS = 86_400_000;
 
 /**
@@ -78,7 +78,13 @@ export interface SpendRefusal {
 /** A fresh key's spend. */
 export const NO_SPEND: KeySpend = { windowStart: 0, tokensSpent: 0, tokensReserved: 0, costSpentMicroUsd: 0, costReservedMicroUsd: 0, activeRuns: 0, minuteStart: 0, minuteCount: 0 };
 
-/** `caps` checked (a `TypeError` naming the field) and made canonical: only the caps given, periodMs always. */
+/**
+ * `caps` checked (a `TypeError` naming the field) and made canonical: only the caps given, periodMs always.
+ * @example
+ * ```ts
+ * checkSpendCaps("MyKeyStore.create", { tokens: 1_000 }); // { periodMs: 86_400_000, tokens: 1_000 }
+ * ```
+ */
 export function checkSpendCaps(owner: string, caps: SpendCaps | undefined): Required<Pick<SpendCaps, "periodMs">> & SpendCaps {
   if (caps === undefined) return { periodMs: DEFAULT_CAP_PERIOD_MS };
   if (typeof caps !== "object" || caps === null) throw new TypeError(`${owner}: caps must be { periodMs?, tokens?, costUsd?, concurrentRuns?, requestsPerMinute? }`);
@@ -96,17 +102,35 @@ export function checkSpendCaps(owner: string, caps: SpendCaps | undefined): Requ
   return out as Required<Pick<SpendCaps, "periodMs">> & SpendCaps;
 }
 
-/** Whether `caps` limits anything. */
+/**
+ * Whether `caps` limits anything (a period alone does not).
+ * @example
+ * ```ts
+ * capsAnything({ periodMs: 60_000 }); // false
+ * ```
+ */
 export function capsAnything(caps: SpendCaps | undefined): boolean {
   return caps !== undefined && (caps.tokens !== undefined || caps.costUsd !== undefined || caps.concurrentRuns !== undefined || caps.requestsPerMinute !== undefined);
 }
 
-/** US dollars as the micro-dollars a store counts, rounded up (a charge never rounds down to free). */
+/**
+ * US dollars as the micro-dollars a store counts, rounded up (a charge never rounds down to free).
+ * @example
+ * ```ts
+ * microUsd(0.0000012); // 2
+ * ```
+ */
 export function microUsd(usd: number): number {
   return Math.ceil(usd * 1e6 - 1e-6);
 }
 
-/** `spend` as of `now`: figures of a period or minute that has ended are zero (what is reserved stays held). */
+/**
+ * `spend` as of `now`: figures of a period or minute that has ended are zero (what is reserved stays held).
+ * @example
+ * ```ts
+ * const spend = currentSpend(caps, stored, Date.now());
+ * ```
+ */
 export function currentSpend(caps: SpendCaps, spend: KeySpend, now: number): KeySpend {
   const windowStart = windowOf(now, caps.periodMs ?? DEFAULT_CAP_PERIOD_MS);
   const minuteStart = windowOf(now, 60_000);
@@ -122,7 +146,13 @@ export function currentSpend(caps: SpendCaps, spend: KeySpend, now: number): Key
   };
 }
 
-/** The start of the fixed window of `periodMs` that holds `now`. */
+/**
+ * The start of the fixed window of `periodMs` that holds `now` (windows are aligned to the Unix epoch).
+ * @example
+ * ```ts
+ * windowOf(90_000, 60_000); // 60_000
+ * ```
+ */
 export function windowOf(now: number, periodMs: number): number {
   return Math.floor(now / periodMs) * periodMs;
 }
@@ -133,6 +163,11 @@ export function windowOf(now: number, periodMs: number): number {
  * slot, one run of the minute, and tokens and cost not yet all spent) or a
  * reservation — or undefined when they allow it. The stores decide with
  * this, or with SQL that says the same.
+ * @example
+ * ```ts
+ * const refusal = spendRefusal(caps, currentSpend(caps, stored, now), { tokens: 4_200, costMicroUsd: 0 }, now);
+ * if (refusal === undefined) hold();
+ * ```
  */
 export function spendRefusal(caps: SpendCaps, spend: KeySpend, asked: StoredSpend | undefined, now: number): SpendRefusal | undefined {
   const periodEnd = seconds(spend.windowStart + (caps.periodMs ?? DEFAULT_CAP_PERIOD_MS) - now);
