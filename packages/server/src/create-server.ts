@@ -271,7 +271,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const resume: ResumeEntry = ({ continuation, approve, controller: again, onEvent: listener, approveToolCall }) => {
       state.runs.set(inFlight, again);
       const resumption = { continuation, approve };
-      return callEntry({ entry, entryName: body.entry, args: [], store, storedSessionId: storedId, runId, budget, policy, ...(traceparent === undefined ? {} : { traceparent }), signal: again.signal, onEvent: listener, approveToolCall, resume: resumption }).finally(() => state.runs.delete(inFlight));
+      return callEntry({ entry, entryName: body.entry, args: [], store, storedSessionId: storedId, runId, budget, policy, ...(traceparent === undefined ? {} : { traceparent }), signal: again.signal, onEvent: listener, approveToolCall, resume: resumption, ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }) }).finally(() => state.runs.delete(inFlight));
     };
     const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent), resume });
     const usage = { inputTokens: 0, outputTokens: 0 };
