@@ -6,6 +6,7 @@ import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 import { DEFAULT_STORE_PATH } from "./default-paths";
 import { stopSignal } from "./serve-command";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 
 /** Options of `rein inspect`. */
 export interface InspectCommandOptions {
@@ -32,7 +33,7 @@ export interface InspectCommandOptions {
  */
 export async function inspectCommand(io: CliIo, storeArgument: string | undefined, options: InspectCommandOptions = {}): Promise<number> {
   const host = options.host ?? "127.0.0.1";
-  const store = await openInspectedStore(io, storeArgument ?? DEFAULT_STORE_PATH);
+  const store = openInspectedStore(io, storeArgument ?? DEFAULT_STORE_PATH);
   try {
     const app = createInspector({ store, onInternalError: (error) => io.stderr(`rein inspect: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`) });
     // Nothing of the store is resumed or run: the page only reads.
@@ -49,16 +50,9 @@ export async function inspectCommand(io: CliIo, storeArgument: string | undefine
   }
 }
 
-async function openInspectedStore(io: CliIo, location: string): Promise<SessionStoreLike> {
-  if (/^postgres(ql)?:\/\//.test(location)) {
-    let module: { PostgresSessionStore: new (options: { connectionString: string }) => SessionStoreLike };
-    try {
-      module = require("@rein/store-postgres") as typeof module;
-    } catch {
-      throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
-    }
-    return new module.PostgresSessionStore({ connectionString: location });
-  }
+function openInspectedStore(io: CliIo, location: string): SessionStoreLike {
+  // postgres-store.ts is the one place a postgres:// store is opened (loaded only then; missing, a usage error).
+  if (isPostgresUrl(location)) return openPostgresStore(location);
   const path = resolve(io.cwd, location);
   // Opening a missing file would create an empty store: say where it was looked for instead.
   if (!existsSync(path)) throw new CliUsageError(`no session store at ${path} (pass a SQLite file written by rein run / rein serve, or a postgres:// URL)`);
