@@ -93,7 +93,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--task <text>", "the task given to the entry (required)")
     .addOption(maxReachOption("the maximum logic depth (agent entries) of the run"))
     .addOption(envOption())
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .option("--session <id>", "the session to record into (default: a new one)")
     .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
     .option("--verbose", "print stack traces with errors, name the session at the end, and write the reach status log")
@@ -111,7 +111,10 @@ function program(io: CliIo, result: { code: number }): Command {
     .argument("<module>", "a module that exports `entries`, e.g. examples/cli-chain.ts")
     .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 8080)
     .option("--host <address>", "the address to listen on", "127.0.0.1")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file, or a postgres:// URL (its database also holds the queue of background runs)", DEFAULT_STORE_PATH)
+    .option("--no-worker", "with a postgres:// store: only queue background runs (Prefer: respond-async) for rein worker processes")
+    .option("--concurrency <n>", "background runs this server executes at once (postgres:// store)", integer("--concurrency", 1, 1_000), 1)
+    .option("--queue-schema <name>", "the schema of the queue's tables (as rein worker names it)", "rein_queue")
     .addOption(maxReachOption("the local maximum logic depth; received budgets are clamped to it"))
     .addOption(envOption())
     .option("--mint-root-budget", "give requests without X-Agent-Policy a root budget instead of a 400")
@@ -146,20 +149,20 @@ function program(io: CliIo, result: { code: number }): Command {
   sessions
     .command("ls")
     .description("List the sessions of a store")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .action((options: { store?: string }) => sessionsModule().listSessions(io, options));
   sessions
     .command("show")
     .description("Show a session and its nodes")
     .argument("<id>", "the session id")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .action((id: string, options: { store?: string }) => sessionsModule().showSession(io, id, options));
   sessions
     .command("export")
     .description("Print a session graph as Mermaid, Graphviz dot or JSON")
     .argument("<id>", "the session id")
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
 
   const keys = rein.command("keys").description("Create, list and revoke the API keys `rein serve --auth` accepts (only their hashes are stored)");
@@ -200,7 +203,7 @@ function program(io: CliIo, result: { code: number }): Command {
   runs
     .command("ls")
     .description("List the resumable runs of a store, oldest first")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .option("--state <states>", "only runs in these states (comma-separated: running, interrupted, paused, cancelled, error, completed)")
     .action((options: { store?: string; state?: string }) => runsModule().listRuns(io, options));
   runs
@@ -208,7 +211,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .description("Finish a run on its original node in this process; finished steps return their saved results")
     .argument("<module>", "the module whose `entries` list the run's agent class")
     .argument("<runId>", "the run's id (rein runs ls)")
-    .option("--store <path>", "the session store file", DEFAULT_STORE_PATH)
+    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
     .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
     .addOption(maxReachOption("the maximum logic depth of the resumed run"))
     .addOption(envOption())

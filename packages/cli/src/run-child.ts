@@ -6,6 +6,7 @@
  * @internal
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 import { writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import {
@@ -102,7 +103,8 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     process.exit(code);
   };
 
-  const store = new SessionStore({ path: spec.store });
+  // A postgres:// store records into that database (its own shutdown handler, as the file store's).
+  const store = isPostgresUrl(spec.store) ? openPostgresStore(spec.store, true) : new SessionStore({ path: spec.store });
   process.on("SIGINT", () => {
     // The store's own shutdown handler (installed first) has flushed and marked running nodes interrupted.
     finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "interrupted by SIGINT" } }, 130);

@@ -10,6 +10,7 @@ import type { ChildResult, ChildRunSpec } from "./run-child";
 import { pollStatus, statusPaths } from "./status-channel";
 import { formatStatusLine, type StatusMessage } from "./status-line";
 import { DEFAULT_REACH_LOG_PATH, DEFAULT_STORE_PATH } from "./default-paths";
+import { isPostgresUrl } from "./postgres-store";
 
 /** Options of `rein run`. */
 export interface RunCommandOptions {
@@ -19,7 +20,7 @@ export interface RunCommandOptions {
   readonly maxReach?: number;
   /** The `config/reach.yaml` environment (REIN_ENV of the child). @default the inherited REIN_ENV */
   readonly env?: string;
-  /** The session store file. @default ".rein/sessions.db" */
+  /** The session store: a SQLite file, or a `postgres://` URL. @default ".rein/sessions.db" */
   readonly store?: string;
   /** The session to record into. @default a new one */
   readonly session?: string;
@@ -74,7 +75,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     task: options.task,
     maxReach: options.maxReach,
     env: options.env,
-    store: resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH),
+    store: options.store !== undefined && isPostgresUrl(options.store) ? options.store : resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH),
     sessionId: options.session ?? randomUUID(),
     statusDir,
     reachLog: options.verbose === true ? resolve(io.cwd, options.reachLog ?? DEFAULT_REACH_LOG_PATH) : undefined,
@@ -88,7 +89,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
 
   // With --verbose, where to look afterwards: the session (for `rein sessions export`) and the reach log.
   const where = (): void => {
-    if (options.verbose === true) io.stderr(`rein: session ${spec.sessionId} in ${spec.store}; reach log ${spec.reachLog}\n`);
+    if (options.verbose === true) io.stderr(`rein: session ${spec.sessionId} in ${isPostgresUrl(spec.store) ? "the Postgres store" : spec.store}; reach log ${spec.reachLog}\n`);
   };
   const started = Date.now();
   const stallMs = options.stallMs ?? 5000;

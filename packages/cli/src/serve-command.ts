@@ -1,12 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
-import { checkEntryProviders, createServer, serve, SqliteApiKeyStore, type Entries } from "@rein/server";
-import { SessionStore } from "rein";
+import { checkEntryProviders, createServer, PgBossQueue, serve, SqliteApiKeyStore, startBackgroundWorker, type Entries } from "@rein/server";
+import { SessionStore, type SessionStoreLike } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { DEFAULT_STORE_PATH } from "./default-paths";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 
 /** Options of `rein serve`. */
 export interface ServeCommandOptions {
@@ -14,8 +15,23 @@ export interface ServeCommandOptions {
   readonly port?: number;
   /** @default "127.0.0.1" */
   readonly host?: string;
-  /** The session store file every run is recorded in. @default ".rein/sessions.db" */
+  /**
+   * The session store every run is recorded in: a SQLite file, or a
+   * `postgres://` URL (with `@rein/store-postgres` installed), whose
+   * database then also holds the queue of background runs
+   * (`Prefer: respond-async`). @default ".rein/sessions.db"
+   */
   readonly store?: string;
+  /**
+   * With a `postgres://` store: `false` (`--no-worker`) only queues
+   * background runs, for `rein worker` processes to execute; otherwise this
+   * server executes them too. @default true
+   */
+  readonly worker?: boolean;
+  /** Background runs this server executes at once (`--concurrency`). @default 1 */
+  readonly concurrency?: number;
+  /** The schema of the queue's tables, as the workers name it. @default "rein_queue" */
+  readonly queueSchema?: string;
   /** The local policy's maximum logic depth: every received budget is clamped to it. */
   readonly maxReach?: number;
   /** The `config/reach.yaml` environment section. */
@@ -81,13 +97,12 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   const entries = entriesOf(await loadModule(modulePath), module) as Entries;
   // Refused now rather than answering every run with the error: no model provider, or one missing its key.
   checkEntryProviders(entries);
-  const storePath = resolve(io.cwd, options.store ?? DEFAULT_STORE_PATH);
-  mkdirSync(dirname(storePath), { recursive: true });
-  // The server's own shutdown settles the store, after the grace period: no store-level signal handler.
-  const store = new SessionStore({ path: storePath, shutdownFlush: false });
-  const keys = options.auth === true ? new SqliteApiKeyStore({ path: storePath }) : undefined;
+  const opened = openServedStore(io, options);
+  const { store, storePath, queue } = opened;
+  const keys = options.auth === true ? opened.keys() : undefined;
   try {
-    const app = createServer({ entries, store, reach: reachFromFlags(options), mintRootBudget: options.mintRootBudget === true, inspector: options.inspector === true, ...(keys === undefined ? {} : { auth: { keys } }) });
+    const reach = reachFromFlags(options);
+    const app = createServer({ entries, store, reach, mintRootBudget: options.mintRootBudget === true, inspector: options.inspector === true, ...(keys === undefined ? {} : { auth: { keys } }), ...(queue === undefined ? {} : { queue }) });
     const server = await serve({
       app,
       port: options.port ?? 8080,
@@ -97,6 +112,9 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
       bodyTimeoutMs: options.bodyTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,
       maxConnections: options.maxConnections,
+      // On a shared database the queue continues a dead worker's runs (resumable ones on their lease): a second
+      // continuation here would race it, so an interrupted run waits for its job's retry or POST /v1/runs/:id/resume.
+      ...(queue === undefined ? {} : { resumeInterrupted: false }),
       // The server's start-up warnings are lines of this command's own output.
       warn: (message) => io.stdout(`rein serve: warning: ${message}\n`),
     });
@@ -109,16 +127,44 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
     } else if (isLoopback(host)) io.stdout("rein serve: open: no authentication (loopback only; --auth requires API keys)\n");
     else io.stdout(`rein serve: open to anyone who can reach ${host}: no authentication (--no-auth)\n`);
     if (options.inspector === true) io.stdout(`rein serve: inspector at ${server.url}/inspector\n`);
+    const worker = queue === undefined || options.worker === false ? undefined : await startBackgroundWorker({ entries, store, queue, reach, concurrency: options.concurrency ?? 1 });
+    if (queue !== undefined) {
+      io.stdout(worker === undefined ? "rein serve: background runs queued for rein worker processes (--no-worker)\n" : `rein serve: executing background runs, ${options.concurrency ?? 1} at a time\n`);
+    }
     void server.resumed.then((report) => io.stdout(`${resumeReport(report)}\n`));
     const code = await until;
     io.stdout("rein serve: stopping (runs in flight get the grace period)\n");
     await server.close();
+    await worker?.stop();
     io.stdout("rein serve: stopped\n");
     return code;
   } finally {
     await keys?.close();
+    await queue?.stop();
     store.close();
   }
+}
+
+/** The served store (a SQLite file, or Postgres with its queue), and where API keys are kept. */
+function openServedStore(io: CliIo, options: ServeCommandOptions): { store: SessionStoreLike & { close(): void }; storePath: string; queue?: PgBossQueue; keys: () => SqliteApiKeyStore } {
+  const location = options.store ?? DEFAULT_STORE_PATH;
+  if (isPostgresUrl(location)) {
+    if (options.auth === true) {
+      throw new CliUsageError("rein serve --auth with a postgres:// store needs a Postgres API key store, which this version does not have yet: serve without --auth behind your own gateway, or use a SQLite --store");
+    }
+    const store = openPostgresStore(location);
+    const queue = new PgBossQueue({ connectionString: location, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
+    const keys = (): never => {
+      throw new CliUsageError("rein serve --auth needs a SQLite --store");
+    };
+    // The URL is not printed: it holds the password.
+    return { store, storePath: "a Postgres database", queue, keys };
+  }
+  const storePath = resolve(io.cwd, location);
+  mkdirSync(dirname(storePath), { recursive: true });
+  // The server's own shutdown settles the store, after the grace period: no store-level signal handler.
+  const store = new SessionStore({ path: storePath, shutdownFlush: false });
+  return { store, storePath, keys: () => new SqliteApiKeyStore({ path: storePath }) };
 }
 
 /** Whether `host` is a loopback address: only this machine can connect. */

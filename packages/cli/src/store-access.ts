@@ -1,11 +1,23 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { SessionStore } from "rein";
+import { isRunLeaseStore, SessionStore, type RunLeaseStore, type SessionStoreLike } from "rein";
 import type { CliIo } from "./cli-io";
 import { DEFAULT_STORE_PATH } from "./default-paths";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 
-/** @internal Opens an existing store file (never creates one): `rein sessions` and `rein runs`. */
-export function openStore(io: CliIo, path: string | undefined): SessionStore {
+/** @internal A store `rein sessions` and `rein runs` read: the SQLite file store or a Postgres one. */
+export type OpenedStore = SessionStoreLike & RunLeaseStore;
+
+/**
+ * @internal Opens an existing store (never creates one): `rein sessions`
+ * and `rein runs` — a SQLite file, or a `postgres://` URL.
+ */
+export function openStore(io: CliIo, path: string | undefined): OpenedStore {
+  if (path !== undefined && isPostgresUrl(path)) {
+    const store = openPostgresStore(path);
+    if (!isRunLeaseStore(store)) throw new Error("this @rein/store-postgres keeps no runs: upgrade it beside @rein/cli");
+    return store;
+  }
   const location = resolve(io.cwd, path ?? DEFAULT_STORE_PATH);
   // Opening a missing file would create an empty store: say where the store was looked for instead.
   if (!existsSync(location)) {
@@ -15,7 +27,7 @@ export function openStore(io: CliIo, path: string | undefined): SessionStore {
 }
 
 /** @internal Runs `use` on the opened store and closes it. */
-export function withStore<R>(io: CliIo, path: string | undefined, use: (store: SessionStore) => R): R {
+export function withStore<R>(io: CliIo, path: string | undefined, use: (store: OpenedStore) => R): R {
   const store = openStore(io, path);
   try {
     return use(store);

@@ -1,11 +1,11 @@
 import { extname, resolve } from "node:path";
 import { checkEntryProviders, PgBossQueue, startBackgroundWorker, type Entries } from "@rein/server";
-import type { SessionStoreLike } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { stopSignal } from "./serve-command";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 
 /** Options of `rein worker`. */
 export interface WorkerCommandOptions {
@@ -37,7 +37,7 @@ export interface WorkerCommandOptions {
  */
 export async function workerCommand(io: CliIo, module: string, options: WorkerCommandOptions = {}): Promise<number> {
   const url = options.store;
-  if (url === undefined || !/^postgres(ql)?:\/\//.test(url)) {
+  if (url === undefined || !isPostgresUrl(url)) {
     throw new CliUsageError("rein worker needs --store <postgres://…>: the database whose session store and job queue the servers use");
   }
   const modulePath = resolve(io.cwd, module);
@@ -45,13 +45,7 @@ export async function workerCommand(io: CliIo, module: string, options: WorkerCo
   if (isTypeScript(modulePath) && extname(__filename) !== ".ts") require(tsxHook(modulePath));
   const entries = entriesOf(await loadModule(modulePath), module) as Entries;
   checkEntryProviders(entries);
-  let postgres: { PostgresSessionStore: new (options: { connectionString: string; shutdownFlush?: boolean }) => SessionStoreLike & { close(): void } };
-  try {
-    postgres = require("@rein/store-postgres") as typeof postgres;
-  } catch {
-    throw new CliUsageError("rein worker needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
-  }
-  const store = new postgres.PostgresSessionStore({ connectionString: url, shutdownFlush: false });
+  const store = openPostgresStore(url);
   const queue = new PgBossQueue({ connectionString: url, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
   try {
     const concurrency = options.concurrency ?? 1;

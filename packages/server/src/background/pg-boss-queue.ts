@@ -57,6 +57,7 @@ export class PgBossQueue implements BackgroundQueue {
   private boss: Promise<PgBoss> | undefined;
   private stopped = false;
   private runChannel: PostgresRunChannel | undefined;
+  private stopWaking: (() => void) | undefined;
 
   constructor(options: PgBossQueueOptions) {
     if (typeof options !== "object" || options === null || typeof options.connectionString !== "string" || options.connectionString === "") {
@@ -125,6 +126,8 @@ export class PgBossQueue implements BackgroundQueue {
     if (!UUID.test(job.runId)) throw new TypeError(`PgBossQueue.send: runId must be a UUID, got '${job.runId.slice(0, 64)}'`);
     const boss = await this.start();
     await boss.send(this.queueName, job as unknown as object, { id: job.runId });
+    // Idle workers anywhere ask for it now rather than at their next poll (a lost wake-up only costs that poll).
+    await this.channel.announceQueued().catch(() => undefined);
   }
 
   /** {@inheritDoc BackgroundQueue.get} */
@@ -148,19 +151,35 @@ export class PgBossQueue implements BackgroundQueue {
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`PgBossQueue.work: concurrency must be a positive integer, got ${String(concurrency)}`);
     const boss = await this.start();
     // pg-boss 10 runs one job at a time per worker: N workers of batch size 1 are N runs at once.
+    const ids: string[] = [];
     for (let index = 0; index < concurrency; index++) {
-      await boss.work<BackgroundJob>(
+      // Known once work() answers; its first job may start before that.
+      let id: string | undefined;
+      id = await boss.work<BackgroundJob>(
         this.queueName,
         { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 },
-        async ([job]) => (job === undefined ? undefined : handler(job.data)),
+        async ([job]) => {
+          if (job === undefined) return undefined;
+          try {
+            return await handler(job.data);
+          } finally {
+            // pg-boss 10 waits out its polling interval even after a job: a worker that just ran one asks for the next at once.
+            if (id !== undefined) boss.notifyWorker(id);
+          }
+        },
       );
+      ids.push(id);
     }
+    this.stopWaking = this.channel.onQueued(() => {
+      for (const id of ids) boss.notifyWorker(id);
+    });
   }
 
   /** {@inheritDoc BackgroundQueue.stop} */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.stopWaking?.();
     await this.runChannel?.close();
     const started = this.boss;
     if (started === undefined) return;

@@ -46,6 +46,8 @@ export class PostgresRunChannel implements RunChannel {
   private readonly schema: string;
   private readonly eventsChannel: string;
   private readonly controlChannel: string;
+  private readonly queuedChannel: string;
+  private readonly queuedHandlers = new Set<() => void>();
   private pool: Pool | undefined;
   private ready: Promise<Pool> | undefined;
   private listener: Promise<Client> | undefined;
@@ -67,6 +69,7 @@ export class PostgresRunChannel implements RunChannel {
     this.schema = schema;
     this.eventsChannel = `${schema}_run_events`;
     this.controlChannel = `${schema}_run_controls`;
+    this.queuedChannel = `${schema}_run_queued`;
   }
 
   /** The pool, with the tables created once (idempotent: many processes may start at once). */
@@ -131,13 +134,14 @@ export class PostgresRunChannel implements RunChannel {
         if (this.closed) return;
         // Notifications may have been missed while it was down: every follower reads again.
         setTimeout(() => {
-          if (this.followers.size > 0 || this.controlHandlers.size > 0) this.listen();
+          if (this.followers.size > 0 || this.controlHandlers.size > 0 || this.queuedHandlers.size > 0) this.listen();
           this.wakeAll();
         }, 500).unref();
       });
       await client.connect();
       await client.query(`LISTEN "${this.eventsChannel}"`);
       await client.query(`LISTEN "${this.controlChannel}"`);
+      await client.query(`LISTEN "${this.queuedChannel}"`);
       // Anything appended between a follower's first read and this LISTEN: read again.
       this.wakeAll();
       return client;
@@ -159,6 +163,10 @@ export class PostgresRunChannel implements RunChannel {
     const payload = message.payload ?? "";
     if (message.channel === this.eventsChannel) {
       for (const wake of this.followers.get(payload) ?? []) wake();
+      return;
+    }
+    if (message.channel === this.queuedChannel) {
+      for (const handler of this.queuedHandlers) handler();
       return;
     }
     if (message.channel === this.controlChannel) {
@@ -250,6 +258,22 @@ export class PostgresRunChannel implements RunChannel {
   }
 
   /**
+   * Tells every instance that a run was queued: their idle workers ask for
+   * it at once instead of at their next poll. @internal
+   */
+  async announceQueued(): Promise<void> {
+    const pool = await this.start();
+    await pool.query("SELECT pg_notify($1, '')", [this.queuedChannel]);
+  }
+
+  /** Calls `handler` whenever any instance queued a run; returns the function that stops it. @internal */
+  onQueued(handler: () => void): () => void {
+    this.queuedHandlers.add(handler);
+    this.listen();
+    return () => this.queuedHandlers.delete(handler);
+  }
+
+  /**
    * Resolves once this process listens (control requests and wake-ups sent
    * from now on reach it). @internal
    */
@@ -264,6 +288,7 @@ export class PostgresRunChannel implements RunChannel {
     this.closed = true;
     this.followers.clear();
     this.controlHandlers.clear();
+    this.queuedHandlers.clear();
     const listener = this.listener;
     this.listener = undefined;
     await (await listener?.catch(() => undefined))?.end().catch(() => undefined);

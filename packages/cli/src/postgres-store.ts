@@ -1,0 +1,24 @@
+import type { SessionStoreLike } from "rein";
+import { CliUsageError } from "./exit-codes";
+
+/** @internal Whether a `--store` value names a Postgres database rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//.test(location);
+}
+
+/**
+ * @internal A `PostgresSessionStore` on `url` (every command's `--store
+ * postgres://…`): `@rein/store-postgres` is loaded only then, and a missing
+ * install is a usage error saying what to install. `shutdownFlush`: the
+ * store's own SIGINT/SIGTERM handler marks running nodes interrupted (`rein
+ * run`'s child); a server or worker settles the store itself.
+ */
+export function openPostgresStore(url: string, shutdownFlush = false): SessionStoreLike & { close(): void } {
+  let module: { PostgresSessionStore: new (options: { connectionString: string; shutdownFlush?: boolean }) => SessionStoreLike & { close(): void } };
+  try {
+    module = require("@rein/store-postgres") as typeof module;
+  } catch {
+    throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
+  }
+  return new module.PostgresSessionStore({ connectionString: url, shutdownFlush });
+}
