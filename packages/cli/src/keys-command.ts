@@ -5,6 +5,7 @@ import type { SpendCaps } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 import { DEFAULT_STORE_PATH } from "./default-paths";
+import { isPostgresUrl, openPostgresKeys } from "./postgres-store";
 import { time } from "./store-access";
 
 /**
@@ -99,7 +100,7 @@ function scopesOf(text: string): ApiKeyScope[] {
  * the file when missing, the others refuse to.
  */
 function openKeys(io: CliIo, store: string | undefined, create: boolean): { keys: ApiKeyStore; path: string } {
-  if (store !== undefined && /^postgres(ql)?:\/\//.test(store)) return { keys: openPostgresKeys(store), path: "the Postgres database" };
+  if (store !== undefined && isPostgresUrl(store)) return { keys: openPostgresKeys(store), path: "the Postgres database" };
   const path = resolve(io.cwd, store ?? DEFAULT_STORE_PATH);
   if (!create && !existsSync(path)) throw new Error(`no session store at ${path} (rein keys create makes one, or pass --store <path>)`);
   if (create) mkdirSync(dirname(path), { recursive: true });
@@ -173,15 +174,4 @@ export async function revokeKey(io: CliIo, name: string, options: { store?: stri
   } finally {
     await keys.close();
   }
-}
-
-/** @internal A PostgresApiKeyStore on `url`; a missing `@rein/store-postgres` is a usage error saying what to install. */
-export function openPostgresKeys(url: string): ApiKeyStore {
-  let module: { PostgresApiKeyStore: new (options: { connectionString: string }) => ApiKeyStore };
-  try {
-    module = require("@rein/store-postgres") as typeof module;
-  } catch {
-    throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
-  }
-  return new module.PostgresApiKeyStore({ connectionString: url });
 }

@@ -1,3 +1,4 @@
+import type { ApiKeyStore } from "@rein/server";
 import type { SessionStoreLike } from "rein";
 import { CliUsageError } from "./exit-codes";
 
@@ -21,4 +22,20 @@ export function openPostgresStore(url: string, shutdownFlush = false): SessionSt
     throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
   }
   return new module.PostgresSessionStore({ connectionString: url, shutdownFlush });
+}
+
+/**
+ * @internal A `PostgresApiKeyStore` on `url` (`rein keys --store
+ * postgres://…`, `rein serve --auth --store postgres://…`): the keys, their
+ * spend caps and spend in the database's `rein_api_keys` table, shared by
+ * every server on it. A missing `@rein/store-postgres` is a usage error.
+ */
+export function openPostgresKeys(url: string): ApiKeyStore {
+  let module: { PostgresApiKeyStore: new (options: { connectionString: string }) => ApiKeyStore };
+  try {
+    module = require("@rein/store-postgres") as typeof module;
+  } catch {
+    throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
+  }
+  return new module.PostgresApiKeyStore({ connectionString: url });
 }

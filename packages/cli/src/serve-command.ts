@@ -1,13 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
-import { checkEntryProviders, createServer, PgBossQueue, serve, SqliteApiKeyStore, startBackgroundWorker, type Entries } from "@rein/server";
+import { checkEntryProviders, createServer, PgBossQueue, serve, SqliteApiKeyStore, startBackgroundWorker, type ApiKeyStore, type Entries } from "@rein/server";
 import { SessionStore, type SessionStoreLike } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { DEFAULT_STORE_PATH } from "./default-paths";
-import { isPostgresUrl, openPostgresStore } from "./postgres-store";
+import { isPostgresUrl, openPostgresKeys, openPostgresStore } from "./postgres-store";
 
 /** Options of `rein serve`. */
 export interface ServeCommandOptions {
@@ -146,19 +146,13 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
 }
 
 /** The served store (a SQLite file, or Postgres with its queue), and where API keys are kept. */
-function openServedStore(io: CliIo, options: ServeCommandOptions): { store: SessionStoreLike & { close(): void }; storePath: string; queue?: PgBossQueue; keys: () => SqliteApiKeyStore } {
+function openServedStore(io: CliIo, options: ServeCommandOptions): { store: SessionStoreLike & { close(): void }; storePath: string; queue?: PgBossQueue; keys: () => ApiKeyStore } {
   const location = options.store ?? DEFAULT_STORE_PATH;
   if (isPostgresUrl(location)) {
-    if (options.auth === true) {
-      throw new CliUsageError("rein serve --auth with a postgres:// store needs a Postgres API key store, which this version does not have yet: serve without --auth behind your own gateway, or use a SQLite --store");
-    }
     const store = openPostgresStore(location);
     const queue = new PgBossQueue({ connectionString: location, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
-    const keys = (): never => {
-      throw new CliUsageError("rein serve --auth needs a SQLite --store");
-    };
-    // The URL is not printed: it holds the password.
-    return { store, storePath: "a Postgres database", queue, keys };
+    // The URL is not printed: it holds the password. Keys (with their spend caps and spend) live in the same database.
+    return { store, storePath: "a Postgres database", queue, keys: () => openPostgresKeys(location) };
   }
   const storePath = resolve(io.cwd, location);
   mkdirSync(dirname(storePath), { recursive: true });
