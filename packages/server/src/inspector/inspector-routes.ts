@@ -6,7 +6,7 @@ import { RequestError, bounded } from "../http-error";
 import { clientSessionId, ownsSession, sessionFor } from "../ownership";
 import { SESSION_ID } from "../request-body";
 import { runsOf } from "../resume-runs";
-import { inspectorAsset, type InspectorAsset } from "./inspector-assets";
+import { inspectorAsset, inspectorPage, type InspectorAsset } from "./inspector-assets";
 import { safeJson as jsonOf } from "../safe-json";
 
 /** What the Inspector's routes need. @internal */
@@ -47,8 +47,9 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
     return nodes;
   };
   const asset = (c: HonoContext, file: InspectorAsset) => c.body(inspectorAsset(file).body, 200, { "content-type": inspectorAsset(file).type, "cache-control": "no-cache" });
-  app.get("/inspector", (c) => asset(c, "index.html"));
-  app.get("/inspector/", (c) => asset(c, "index.html"));
+  const page = (c: HonoContext) => c.body(inspectorPage(), 200, { "content-type": inspectorAsset("index.html").type, "cache-control": "no-cache" });
+  app.get("/inspector", page);
+  app.get("/inspector/", page);
   app.get("/inspector/app.js", (c) => asset(c, "app.js"));
   app.get("/inspector/app.css", (c) => asset(c, "app.css"));
 
