@@ -7,13 +7,14 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isPostgresUrl, openPostgresStore } from "./postgres-store";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import {
   addPreInvocationHook,
   Agent,
   Context,
   currentReach,
+  InterruptedError,
   ReachPolicy,
   SessionStore,
   withRunListener,
@@ -109,6 +110,16 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     // The store's own shutdown handler (installed first) has flushed and marked running nodes interrupted.
     finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "interrupted by SIGINT" } }, 130);
   });
+  const parentGone = new AbortController();
+  whenParentGone(() => {
+    // `rein run` died without forwarding a signal (SIGKILL, a crash): nobody shows this run any more, so it stops
+    // as if interrupted — the run's signal fires, its calls end `interrupted`, the store is closed, and the status
+    // directory the parent would have removed goes too.
+    parentGone.abort(new InterruptedError("the rein run process that started this run is gone"));
+    process.once("exit", () => rmSync(spec.statusDir, { recursive: true, force: true }));
+    // A run that ignores its signal in a synchronous loop cannot be helped; one stuck otherwise is ended by the store's SIGTERM handling.
+    setTimeout(() => process.kill(process.pid, "SIGTERM"), PARENT_GONE_GRACE_MS).unref();
+  });
   publish();
   try {
     const { agent, method } = await loadEntry(spec);
@@ -119,7 +130,7 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     const instance = new agent({ reach: reachFromFlags(spec), context }) as unknown as Record<string, (task: string) => unknown>;
     // An entry may be any class with the method; only an Agent has a runtime with maxSteps.
     guards.setStepLimit((instance as { runtime?: { maxSteps?: number } }).runtime?.maxSteps);
-    const answer = await withRunListener((event) => guards.observeEvent(event), () => instance[method]!(spec.task));
+    const answer = await withRunListener((event) => guards.observeEvent(event), () => instance[method]!(spec.task), { signal: parentGone.signal });
     store.close();
     finish({ ok: true, answer }, 0);
   } catch (error) {
@@ -128,8 +139,27 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     } catch {
       /* the error of the run is what matters */
     }
+    if (parentGone.signal.aborted) finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "the rein run process is gone" } }, 130);
     finish({ ok: false, error: errorOf(error) }, 1);
   }
+}
+
+/** How long a run whose parent is gone has to end on its signal before the process stops itself with SIGTERM. */
+const PARENT_GONE_GRACE_MS = 5_000;
+
+/**
+ * Calls `onGone` once when the `rein run` process that spawned this one is
+ * gone: its IPC channel disconnects (the kernel closes it whatever killed
+ * the parent, SIGKILL included). The channel does not keep this process
+ * alive, and writes to the parent's closed pipes are dropped, not fatal.
+ */
+function whenParentGone(onGone: () => void): void {
+  if (typeof process.send !== "function") return;
+  process.channel?.unref();
+  process.once("disconnect", () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+    onGone();
+  });
 }
 
 const raw = process.env["REIN_CLI_RUN"];

@@ -85,7 +85,8 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   // Run from source (the monorepo's tests): tsx resolves `rein` to the packages' sources, as jest does.
   const testConfig = join(__dirname, "..", "..", "..", "tsconfig.test.json");
   if (extname(__filename) === ".ts" && env["TSX_TSCONFIG_PATH"] === undefined && existsSync(testConfig)) env["TSX_TSCONFIG_PATH"] = testConfig;
-  const child = spawn(process.execPath, command, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  // The IPC channel is how the child learns that this process is gone, however it died (SIGKILL too): it then stops its run.
+  const child = spawn(process.execPath, command, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe", "ipc"] });
 
   // With --verbose, where to look afterwards: the session (for `rein sessions export`) and the reach log.
   const where = (): void => {
@@ -118,8 +119,8 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     drawn = false;
     write(chunk.toString());
   };
-  child.stdout.on("data", passThrough(io.stdout));
-  child.stderr.on("data", passThrough(io.stderr));
+  child.stdout!.on("data", passThrough(io.stdout));
+  child.stderr!.on("data", passThrough(io.stderr));
 
   let polling = false;
   const poll = setInterval(() => {

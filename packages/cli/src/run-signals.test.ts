@@ -55,3 +55,31 @@ test.each([
     for (const pid of runPids) if (alive(pid)) process.kill(pid, "SIGKILL");
   }
 }, 60_000); // sized for a loaded 2-core machine
+
+test("rein run killed with SIGKILL: its run's process notices the parent is gone, stops its run (recorded interrupted) and exits", async () => {
+  const store = join(dir, "SIGKILL.db");
+  const child = spawn(REIN[0]!, [...REIN.slice(1), "run", `${EXAMPLE}#hang`, "--task", "wait", "--store", store], { cwd: dir, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  const closed = new Promise<NodeJS.Signals | null>((resolve) => child.once("close", (_code, signal) => resolve(signal)));
+  while (!/Depth 1\/5/.test(stdout)) await new Promise((r) => setTimeout(r, 20));
+  const listing = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(child.pid)]).toString();
+  const runPids = listing.trim().split("\n").filter((line) => line.includes("run-child")).map((line) => Number(line.trim().split(" ")[0]));
+  expect(runPids).toHaveLength(1);
+  try {
+    child.kill("SIGKILL");
+    expect(await closed).toBe("SIGKILL");
+    // No signal reached the run's process: it finds out through its IPC channel, and ends on its own.
+    while (alive(runPids[0]!)) await new Promise((r) => setTimeout(r, 20));
+    const reader = new SessionStore({ path: store, shutdownFlush: false });
+    try {
+      const [session] = reader.listSessions();
+      const wait = reader.readNodes(session!.id).find((node) => node.name === "Waiter.wait")!;
+      expect(wait.metadata["status"]).toBe("interrupted");
+    } finally {
+      reader.close();
+    }
+  } finally {
+    for (const pid of runPids) if (alive(pid)) process.kill(pid, "SIGKILL");
+  }
+}, 60_000); // sized for a loaded 2-core machine
