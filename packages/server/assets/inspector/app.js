@@ -3,6 +3,8 @@
 // graph is read a page at a time from /inspector/api/sessions/:id/nodes and grows on its `node` events.
 "use strict";
 (function () {
+  // The first page is a screenful and more (50 rows fill 800 px twice): on screen sooner; later pages are larger.
+  var FIRST_PAGE = 50;
   var PAGE = 200;
   var state = {
     token: sessionStorage.getItem("rein.inspector.token") || "",
@@ -317,7 +319,7 @@
       graph.refetch = true;
       return graph.loading;
     }
-    var url = "/inspector/api/sessions/" + encodeURIComponent(graph.sessionId) + "/nodes?after=" + graph.lastSeq + "&limit=" + PAGE;
+    var url = "/inspector/api/sessions/" + encodeURIComponent(graph.sessionId) + "/nodes?after=" + graph.lastSeq + "&limit=" + (graph.lastSeq === -1 ? FIRST_PAGE : PAGE);
     graph.loading = api(url)
       .then(
         function (page) {
