@@ -5,7 +5,7 @@
  * be reserved); a run refused mid-way keeps what it recorded and what it
  * was charged; keys without caps and other keys are not touched.
  */
-import { InMemorySessionStore } from "rein";
+import { InMemorySessionStore, SessionStoreError, type StoredSpend } from "rein";
 import { createServer } from "./create-server";
 import { InMemoryApiKeyStore } from "./auth";
 import { answerFactory, Holder, NOTER_USAGE, noterFactory } from "./__fixtures__/spend-agents";
@@ -122,5 +122,34 @@ describe("spend caps per key over HTTP", () => {
     const unpriced = await run(priced.key, { entry: "answer", task: "x" });
     expect(unpriced.status).toBe(403);
     expect(await unpriced.json()).toMatchObject({ error: { type: "reach_exceeded", message: expect.stringContaining("no price in the runtime's pricing table") } });
+  });
+
+  it("a key store that fails is a 503 store_unavailable naming nothing of it, at the start and mid-run; the fault goes to onInternalError", async () => {
+    const faults: unknown[] = [];
+    const fault = () => new SessionStoreError("connect ECONNREFUSED db.internal:5432 (schema rein)", "postgres://db.internal:5432/app (schema rein)");
+    class FailingKeys extends InMemoryApiKeyStore {
+      failStart = false;
+      override async startRun(id: string, now?: number) {
+        if (this.failStart) throw fault();
+        return super.startRun(id, now);
+      }
+      override async reserve(_id: string, _amount: StoredSpend): Promise<undefined> {
+        throw fault();
+      }
+    }
+    const keys = new FailingKeys();
+    const app = createServer({ entries, store: new InMemorySessionStore(), auth: { keys }, mintRootBudget: true, onInternalError: (error) => faults.push(error) });
+    const { key } = await keys.create({ name: "capped", scopes: ["run"], caps: { tokens: 100_000 } });
+    const run = () => app.request("/v1/agent/run", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ entry: "answer", task: "x" }) });
+    const midRun = await run();
+    expect(midRun.status).toBe(503);
+    const body = JSON.stringify(await midRun.json());
+    expect(body).toContain('"type":"store_unavailable"');
+    expect(body).not.toContain("db.internal");
+    keys.failStart = true;
+    const atStart = await run();
+    expect(atStart.status).toBe(503);
+    expect(await atStart.json()).toEqual({ error: { type: "store_unavailable", message: "the session store is unavailable; retry later" } });
+    expect(faults).toHaveLength(2);
   });
 });

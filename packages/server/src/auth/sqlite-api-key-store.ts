@@ -1,5 +1,5 @@
 import Database from "libsql";
-import { SessionStore, currentSpend, microUsd, spendRefusal, type KeySpend, type SpendCaps, type SpendRefusal, type StoredSpend } from "rein";
+import { SessionStore, SessionStoreError, currentSpend, microUsd, spendRefusal, type KeySpend, type SpendCaps, type SpendRefusal, type StoredSpend } from "rein";
 import { capsOf, checkCreateOptions, newApiKey, parseScopes, recordOf, type ApiKeyRecord, type ApiKeyStore, type CreateApiKeyOptions, type IssuedApiKey, type StoredApiKey } from "./api-key";
 import { SPEND_COLUMNS, SQLITE_SPEND, capsOfRow, spendOfRow, type SpendRow } from "./sqlite-spend-sql";
 
@@ -41,12 +41,14 @@ const COLUMNS = `id, name, scopes, key_sha256, created_at, ${SPEND_COLUMNS}`;
  */
 export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly db: Database.Database;
+  private readonly path: string;
 
   constructor(options: SqliteApiKeyStoreOptions) {
     if (typeof options !== "object" || options === null || typeof options.path !== "string" || options.path === "") {
       throw new TypeError("SqliteApiKeyStore(options): path must name the SQLite session store file");
     }
     if (options.path !== ":memory:") ensureSessionSchema(options.path);
+    this.path = options.path;
     this.db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS rein_api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, key_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL)",
@@ -89,24 +91,33 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   }
 
   async startRun(id: string, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, undefined, () => this.db.prepare(SQLITE_SPEND.startRun).run({ id, now }).changes);
+    return this.spend(() => this.change(id, now, undefined, () => this.db.prepare(SQLITE_SPEND.startRun).run({ id, now }).changes));
   }
 
   async endRun(id: string): Promise<void> {
-    this.db.prepare(SQLITE_SPEND.endRun).run({ id });
+    this.spend(() => this.db.prepare(SQLITE_SPEND.endRun).run({ id }));
   }
 
   async reserve(id: string, amount: StoredSpend, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, amount, () => this.db.prepare(SQLITE_SPEND.reserve).run({ id, now, tokens: amount.tokens, cost: amount.costMicroUsd }).changes);
+    return this.spend(() => this.change(id, now, amount, () => this.db.prepare(SQLITE_SPEND.reserve).run({ id, now, tokens: amount.tokens, cost: amount.costMicroUsd }).changes));
   }
 
   async settle(id: string, reserved: StoredSpend, used: StoredSpend, now = Date.now()): Promise<void> {
-    this.db.prepare(SQLITE_SPEND.settle).run({ id, now, tokens: reserved.tokens, cost: reserved.costMicroUsd, usedTokens: used.tokens, usedCost: used.costMicroUsd });
+    this.spend(() => this.db.prepare(SQLITE_SPEND.settle).run({ id, now, tokens: reserved.tokens, cost: reserved.costMicroUsd, usedTokens: used.tokens, usedCost: used.costMicroUsd }));
   }
 
   async spendOf(id: string, now = Date.now()): Promise<KeySpend | undefined> {
     const row = this.row(id);
     return row === undefined ? undefined : currentSpend(capsOfRow(row) ?? {}, spendOfRow(row), now);
+  }
+
+  /** A spend statement: a failure of the file (busy past busyTimeoutMs, read-only, closed) is a `SessionStoreError`, which a server answers 503. */
+  private spend<R>(statement: () => R): R {
+    try {
+      return statement();
+    } catch (error) {
+      throw new SessionStoreError(`SQLite refused an API key spend statement (${this.path}): ${(error as Error).message}`, this.path, { cause: error });
+    }
   }
 
   private row(id: string): Row | undefined {
