@@ -1,15 +1,14 @@
 import * as guard from "@rein/guard";
-import { currentChain, deniedTools, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
+import { currentChain, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
 import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
-import type { ModelRequest, StopReason, ToolChoice, Usage } from "../model/model-provider";
+import type { ModelRequest, ToolChoice, Usage } from "../model/model-provider";
 import { ContextOverflowError } from "../model/provider-errors";
 import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
-import type { Tool } from "../tools/tool";
-import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, joinSignals, raceSignal } from "./cancellation";
 import { compactConversation } from "./compaction";
 import { Execution } from "./execution";
 import type { ExecRequest } from "./exec-request";
@@ -19,36 +18,21 @@ import type { LoopSettings } from "./loop-settings";
 import { RunEvents } from "./run-events";
 import { RunLedger } from "./run-ledger";
 import { estimateTokens, sendModelRequest, type RequestSite } from "./model-request-gate";
-import type { RunResult } from "./run-result";
 import { executeToolCall, type ToolCallSite } from "./tool-execution";
 import { readStructuredAnswer, repairPrompt, resolveResponseFormat } from "./response-format";
 import type { PausedRun } from "./turn-pause";
 import { activeTracer, endSpanWith, startAgentSpan, withActiveSpan, type TraceScope } from "../telemetry/tracing";
 import { usageAttributes, type LoopTracing } from "../telemetry/loop-spans";
+import type { ExecResult, LoopOutcome } from "./exec-result";
+import { committedRun, finishedRun } from "./finished-run";
+import { offeredTools } from "./offered-tools";
+
+export type { ExecResult } from "./exec-result";
 
 /** Compactions one loop may do before a context overflow is final. */
 const MAX_COMPACTIONS = 3;
 
 const withFrameData = guard.withFrameData;
-
-/** What one model-tool loop resolves with. */
-export interface ExecResult {
-  /** The final answer's text. */
-  readonly text: string;
-  /** The final assistant turn. */
-  readonly content: readonly ContentBlock[];
-  readonly stopReason: StopReason;
-  /** Tokens used by this loop's requests (not its nested runs'). */
-  readonly usage: Usage;
-  /** Model requests made by this loop. */
-  readonly requests: number;
-  /** The validated structured answer, when the request had a `responseFormat`. */
-  readonly output?: unknown;
-  /** The run as a whole: usage, requests and tool calls of this loop and every run nested in it. */
-  readonly run: RunResult;
-  /** Set when a turn paused (a call waits for approval, or a pause was asked): where to carry on. @internal */
-  readonly paused?: PausedRun;
-}
 
 /**
  * Runs one model-tool loop with settings resolved for it (see
@@ -131,65 +115,6 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
     if (base !== undefined) base.join(cursor!);
     if (region !== scope?.region) region?.dispose();
   });
-}
-
-/** What `loop` resolves with (a paused turn carries `paused`); {@link finishedRun} adds the run's figures. */
-type LoopOutcome = Omit<ExecResult, "run">;
-
-/**
- * `run`, with its {@link RunResult}: the figures of its own ledger (its
- * nested runs included, concurrent siblings never). Reports `run-finish`
- * last, whether the run completed, paused or failed.
- */
-async function finishedRun(
-  run: Promise<LoopOutcome>,
-  at: {
-    ledger: RunLedger;
-    events: RunEvents;
-    cursor: SessionCursor | undefined;
-    signal: AbortSignal | undefined;
-    onFinish: ((result: RunResult) => void) | undefined;
-  },
-): Promise<ExecResult> {
-  const result = (outcome: LoopOutcome | undefined, error?: unknown): RunResult => {
-    const { ledger } = at;
-    // A run whose signal fired was cancelled, whatever reason the signal carries (abort(new Error("stop")) too).
-    const cancelled = at.signal?.aborted === true || isCancellation(error);
-    const status = outcome === undefined ? (cancelled ? "cancelled" : "error") : outcome.paused === undefined ? "completed" : "paused";
-    return {
-      text: outcome?.paused === undefined ? (outcome?.text ?? "") : "",
-      status,
-      usage: ledger.usage(),
-      requests: ledger.requests,
-      toolCalls: ledger.toolCalls,
-      ...(at.cursor === undefined ? {} : { sessionId: at.cursor.writer.sessionId }),
-      ...(at.cursor?.tail == null ? {} : { headId: at.cursor.tail }),
-      ...(outcome?.output === undefined ? {} : { output: outcome.output }),
-      ...(outcome === undefined ? { error } : {}),
-    };
-  };
-  let outcome: LoopOutcome;
-  try {
-    outcome = await run;
-  } catch (error) {
-    const failed = result(undefined, error);
-    at.onFinish?.(failed);
-    if (at.events.listening) at.events.emit({ type: "run-finish", result: failed });
-    throw error;
-  }
-  const finished = result(outcome);
-  at.onFinish?.(finished);
-  if (at.events.listening) at.events.emit({ type: "run-finish", result: finished });
-  return { ...outcome, run: finished };
-}
-
-/** `run`, settled once the nodes it wrote are committed (also when it failed: what it recorded is kept). */
-async function committedRun(run: Promise<LoopOutcome>, cursor: SessionCursor & { written: Set<string> }): Promise<LoopOutcome> {
-  try {
-    return await run;
-  } finally {
-    if (cursor.written.size > 0) cursor.writer.flushNodes(cursor.written);
-  }
 }
 
 async function loop(
@@ -374,30 +299,6 @@ function situation(recursionLimit: number): { callPath: string[]; position?: str
     callPath: chain.map((frame) => frame.name),
     position: `nesting depth ${depthOf(innermost.key)} of at most ${recursionLimit} for ${innermost.name}`,
   };
-}
-
-/**
- * The tools offered to the model: those given, minus the names a guard
- * frame's deny list withholds. Only these can run (see executeToolCall).
- */
-function offeredTools(tools: readonly Tool[]): { offered: Map<string, Tool>; withheld: Set<string> } {
-  const offered = toolMap(tools);
-  const withheld = new Set<string>();
-  for (const name of deniedTools()) {
-    if (offered.delete(name)) withheld.add(name);
-  }
-  return { offered, withheld };
-}
-
-function toolMap(tools: readonly Tool[]): Map<string, Tool> {
-  const map = new Map<string, Tool>();
-  for (const tool of tools) {
-    if (map.has(tool.spec.name)) {
-      throw new TypeError(`Two tools are named '${tool.spec.name}'; tool names must be unique within one request`);
-    }
-    map.set(tool.spec.name, tool);
-  }
-  return map;
 }
 
 function appendSummaryNode(cursor: SessionCursor, summary: string, truncated: boolean): string {

@@ -1,13 +1,12 @@
 import type { Frame } from "@rein/guard";
 import { McpToolError } from "../errors/mcp-tool-error";
 import { errorMessage } from "../errors/describe-error";
-import type { ImageBlock, TextBlock } from "../model/content";
 import type { JsonSchema } from "../model/model-provider";
 import { enterFunctionScope } from "../scope/enter-scope";
 import { resolveSchema } from "./schema";
 import { validateArguments, type Tool } from "./tool";
 import type { ToolExecuteOptions } from "./tool-definition";
-import { ToolContent } from "./tool-content";
+import { toolValue } from "./mcp-tool-result";
 
 /**
  * A tool as an MCP server lists it (`tools/list`): what {@link mcpTools}
@@ -312,50 +311,6 @@ async function callMcpTool(source: McpToolSource, name: string, args: Record<str
     throw new McpToolError(name, "request", errorMessage(error), { code, cause: error });
   }
   return toolValue(name, result);
-}
-
-/** An MCP `CallToolResult` as a Rein tool value (text, or {@link ToolContent}), or the {@link McpToolError} it reports. */
-function toolValue(name: string, result: object): unknown {
-  const { content, structuredContent, isError, toolResult } = result as {
-    content?: unknown;
-    structuredContent?: unknown;
-    isError?: unknown;
-    toolResult?: unknown;
-  };
-  // A server of the 2024-10-07 protocol answers { toolResult }.
-  if (content === undefined && toolResult !== undefined) return toolResult;
-  const blocks = Array.isArray(content) ? content.flatMap(contentBlock) : [];
-  if (isError === true) {
-    const detail = blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n") || "no details given";
-    throw new McpToolError(name, "result", detail);
-  }
-  const hasImage = blocks.some((block) => block.type === "image");
-  if (!hasImage && structuredContent === undefined) return blocks.map((block) => (block as TextBlock).text).join("\n");
-  if (blocks.length === 0) return structuredContent;
-  return new ToolContent(blocks, structuredContent);
-}
-
-/** One MCP content item as what the model can see. */
-function contentBlock(item: unknown): (TextBlock | ImageBlock)[] {
-  if (typeof item !== "object" || item === null) return [];
-  const block = item as Record<string, unknown>;
-  switch (block["type"]) {
-    case "text":
-      return [{ type: "text", text: String(block["text"] ?? "") }];
-    case "image":
-      return [{ type: "image", source: { type: "base64", mediaType: String(block["mimeType"] ?? "image/png"), data: String(block["data"] ?? "") } }];
-    case "audio":
-      return [{ type: "text", text: `[audio (${String(block["mimeType"] ?? "unknown type")}) not shown]` }];
-    case "resource": {
-      const resource = (block["resource"] ?? {}) as Record<string, unknown>;
-      if (typeof resource["text"] === "string") return [{ type: "text", text: resource["text"] }];
-      return [{ type: "text", text: `[resource ${String(resource["uri"] ?? "")} (${String(resource["mimeType"] ?? "binary")}) not shown]` }];
-    }
-    case "resource_link":
-      return [{ type: "text", text: `Resource: ${String(block["name"] ?? block["uri"] ?? "")} <${String(block["uri"] ?? "")}>` }];
-    default:
-      return [];
-  }
 }
 
 function checkOptions(client: McpClientLike, options: McpToolsOptions): void {

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { createHmac } from "node:crypto";
 import type { ReachBudget } from "./reach-budget";
 import { PolicyHeaderError } from "./reach-errors";
-import { passOnBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { passOnBudget } from "./clamp-budget";
 
 const SECRET = "property-secret";
 const VALID: ReachBudget = { depth: 2, memoryMb: 256, zones: ["local"], tokens: 5000, costUsd: 0.5, deadline: 1_800_000_000_000 };

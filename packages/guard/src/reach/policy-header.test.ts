@@ -2,7 +2,8 @@ import { createHmac } from "node:crypto";
 import type { ReachBudget } from "./reach-budget";
 import { ReachPolicy } from "./reach-policy";
 import { PolicyHeaderError, type PolicyHeaderErrorReason } from "./reach-errors";
-import { MAX_POLICY_HEADER_LENGTH, passOnBudget, clampBudget, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { MAX_POLICY_HEADER_LENGTH, decodePolicyHeader, encodePolicyHeader } from "./policy-header";
+import { passOnBudget, clampBudget } from "./clamp-budget";
 
 const SECRET = "s3cret-for-tests-only-0123456789";
 const FULL: ReachBudget = { depth: 3, memoryMb: 512.5, zones: ["local", "docker-network"], tokens: 20_000, costUsd: 0.75, deadline: 1_800_000_000_000 };

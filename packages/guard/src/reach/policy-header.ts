@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ReachBudget } from "./reach-budget";
 import { PolicyHeaderError } from "./reach-errors";
+import { NUMBER_FIELDS, describe, finiteProblem, normalizeBudget, ordered, zonesProblem, type BudgetDraft } from "./budget-fields";
 
 /**
  * The HTTP header that carries a {@link ReachBudget} from a caller to a
@@ -102,88 +103,10 @@ function checkOptions(options: unknown, known: readonly string[], owner: string)
   }
 }
 
-/** A numeric field of a budget and its one-letter key in the header. */
-interface NumberField {
-  readonly key: "d" | "m" | "t" | "c" | "e";
-  readonly name: "depth" | "memoryMb" | "tokens" | "costUsd" | "deadline";
-  readonly integer: boolean;
-  readonly max: number;
-  readonly meaning: string;
-}
-
-const NUMBER_FIELDS: readonly NumberField[] = [
-  { key: "d", name: "depth", integer: true, max: Number.MAX_SAFE_INTEGER, meaning: "agent entries left" },
-  { key: "m", name: "memoryMb", integer: false, max: Number.MAX_SAFE_INTEGER, meaning: "memory growth left, in MB" },
-  { key: "t", name: "tokens", integer: true, max: Number.MAX_SAFE_INTEGER, meaning: "model tokens left" },
-  { key: "c", name: "costUsd", integer: false, max: Number.MAX_SAFE_INTEGER, meaning: "US dollars left" },
-  // The latest instant a Date can hold.
-  { key: "e", name: "deadline", integer: false, max: 8.64e15, meaning: "epoch milliseconds" },
-];
-
 /** Header keys in the order they are written: the budget's, then a signed header's expiry and issuing run. */
 const HEADER_KEYS: readonly string[] = ["d", "m", "z", "t", "c", "e", "v", "r"];
 const RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const LATEST_INSTANT = 8.64e15;
-const BUDGET_KEYS: readonly string[] = ["depth", "memoryMb", "zones", "tokens", "costUsd", "deadline"];
-
-/** What `value` should be, when it is not a finite value of `field`; `undefined` when it is. */
-function finiteProblem(value: unknown, field: NumberField): string | undefined {
-  const ok = typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= field.max && (!field.integer || Number.isInteger(value));
-  return ok ? undefined : `a non-negative ${field.integer ? "integer" : "number"} ≤ ${field.max} (${field.meaning})`;
-}
-
-function zonesProblem(value: unknown): string | undefined {
-  const ok = Array.isArray(value) && value.every((zone) => typeof zone === "string" && zone !== "");
-  return ok ? undefined : "an array of non-empty zone names";
-}
-
-/** A mutable budget being built; frozen before it is returned. */
-type BudgetDraft = { -readonly [K in keyof ReachBudget]: ReachBudget[K] };
-
-/**
- * `budget` checked (a `TypeError` naming the field) and normalized: a frozen
- * copy without the fields that set no limit (absent or `Infinity`, except
- * `depth`, which stays), `-0` as `0`, `zones` a frozen copy.
- */
-function normalizeBudget(budget: unknown, owner: string): ReachBudget {
-  if (typeof budget !== "object" || budget === null || Array.isArray(budget)) {
-    throw new TypeError(`${owner}: the budget must be an object such as { depth: 3, tokens: 20000 }, got ${describe(budget)}`);
-  }
-  const record = budget as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (!BUDGET_KEYS.includes(key)) throw new TypeError(`${owner}: unknown budget field '${key}' (known: ${BUDGET_KEYS.join(", ")})`);
-  }
-  const draft: BudgetDraft = { depth: 0 };
-  for (const field of NUMBER_FIELDS) {
-    const value = record[field.name];
-    if (value === undefined && field.name !== "depth") continue;
-    if (value === Infinity) {
-      if (field.name === "depth") draft.depth = Infinity;
-      continue;
-    }
-    const problem = finiteProblem(value, field);
-    if (problem !== undefined) {
-      throw new TypeError(`${owner}: budget field '${field.name}' must be ${problem}, or Infinity for no limit, got ${describe(value)}`);
-    }
-    draft[field.name] = (value as number) + 0; // -0 → 0
-  }
-  if (record.zones !== undefined) {
-    const problem = zonesProblem(record.zones);
-    if (problem !== undefined) throw new TypeError(`${owner}: budget field 'zones' must be ${problem}, got ${describe(record.zones)}`);
-    draft.zones = Object.freeze([...(record.zones as string[])]);
-  }
-  return ordered(draft);
-}
-
-/** A frozen budget with its fields in the documented order. */
-function ordered(draft: BudgetDraft): ReachBudget {
-  const result: BudgetDraft = { depth: draft.depth };
-  for (const name of BUDGET_KEYS) {
-    const value = draft[name as keyof BudgetDraft];
-    if (value !== undefined) (result as Record<string, unknown>)[name] = value;
-  }
-  return Object.freeze(result);
-}
 
 /**
  * Encodes the budget a caller passes on as the value of the
@@ -387,105 +310,4 @@ function parsePayload(payload: string): { budget: ReachBudget; expiresAt: number
 
 function malformed(detail: string): PolicyHeaderError {
   return new PolicyHeaderError("malformed", detail);
-}
-
-/** A short description of a value for a message: numbers as they are, anything else by type (never its content). */
-function describe(value: unknown): string {
-  if (typeof value === "number") return String(value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return `a value of type ${typeof value}`;
-}
-
-/**
- * The budget a caller passes on to a callee in another process: its
- * remaining budget as it is, checked and normalized (a frozen copy; fields
- * without a limit — absent or `Infinity` — left out, `depth` kept).
- *
- * `depth` is not decremented: it already reflects the caller's own Agent
- * entry, and the callee's Agent entry will use one level, so a callee that
- * receives `depth: 0` refuses to enter an agent (`ReachExceededError`).
- *
- * @throws TypeError naming the field when the budget is not what it should be.
- * @example
- * ```ts
- * const header = encodePolicyHeader(passOnBudget(run.remaining(depth)));
- * ```
- */
-export function passOnBudget(remaining: ReachBudget): ReachBudget {
-  return normalizeBudget(remaining, "passOnBudget");
-}
-
-/**
- * The local limits a received budget is clamped to: the `maxLogicDepth`,
- * `maxMemoryMb`, `allowedZones`, `maxTokens`, `maxCostUsd` and `timeoutMs` of
- * a policy (a `ReachLimits` or `ReachPolicyOptions` fits; other keys are
- * ignored). A limit left out, or `Infinity`, sets no limit.
- */
-export interface LocalReachLimits {
-  readonly maxLogicDepth: number;
-  readonly maxMemoryMb?: number;
-  readonly allowedZones?: readonly string[];
-  readonly maxTokens?: number;
-  readonly maxCostUsd?: number;
-  readonly timeoutMs?: number;
-}
-
-const LOCAL_NUMBERS = ["maxLogicDepth", "maxMemoryMb", "maxTokens", "maxCostUsd", "timeoutMs"] as const;
-
-/**
- * A budget received from a caller, clamped to this process's own limits: it
- * never allows more than either side — the smaller depth, memory, tokens and
- * cost, the zones both allow (in the received order), the earlier of the
- * received deadline and `now + local.timeoutMs`. A field neither side limits
- * is left out (`depth` is then `Infinity`); a local limit larger than a
- * header can carry (above `Number.MAX_SAFE_INTEGER`, or a deadline after
- * the year 275760) counts as no limit.
- *
- * @param now epoch ms the local timeout counts from. @default Date.now()
- * @throws TypeError naming the field or limit when `received` or `local` is not what it should be.
- * @example
- * ```ts
- * const budget = clampBudget(decodePolicyHeader(header), reach.limits);
- * ```
- */
-export function clampBudget(received: ReachBudget, local: LocalReachLimits, now: number = Date.now()): ReachBudget {
-  const budget = normalizeBudget(received, "clampBudget");
-  if (typeof local !== "object" || local === null || Array.isArray(local)) {
-    throw new TypeError(`clampBudget: the local limits must be an object such as { maxLogicDepth: 5 }, got ${describe(local)}`);
-  }
-  for (const name of LOCAL_NUMBERS) {
-    const value = local[name];
-    if (value === undefined && name !== "maxLogicDepth") continue;
-    if (!(typeof value === "number" && value >= 0 && (value === Infinity || (name !== "maxLogicDepth" && name !== "maxTokens") || Number.isInteger(value)))) {
-      throw new TypeError(`clampBudget: local limit '${name}' must be a non-negative ${name === "maxLogicDepth" || name === "maxTokens" ? "integer" : "number"} or Infinity, got ${describe(value)}`);
-    }
-  }
-  if (local.allowedZones !== undefined && zonesProblem(local.allowedZones) !== undefined) {
-    throw new TypeError(`clampBudget: local limit 'allowedZones' must be ${zonesProblem(local.allowedZones)!}, got ${describe(local.allowedZones)}`);
-  }
-  if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`clampBudget: 'now' must be a finite number of epoch ms, got ${describe(now)}`);
-
-  // A local limit beyond what a header can carry is no limit: no caller could have sent more.
-  const least = (received: number | undefined, limit: number | undefined, name: NumberField["name"]): number => {
-    const max = NUMBER_FIELDS.find((field) => field.name === name)!.max;
-    return Math.min(received ?? Infinity, limit === undefined || limit > max ? Infinity : limit);
-  };
-  const draft: BudgetDraft = {
-    depth: least(budget.depth, local.maxLogicDepth, "depth"),
-    memoryMb: least(budget.memoryMb, local.maxMemoryMb, "memoryMb"),
-    tokens: least(budget.tokens, local.maxTokens, "tokens"),
-    costUsd: least(budget.costUsd, local.maxCostUsd, "costUsd"),
-    deadline: least(budget.deadline, now + (local.timeoutMs ?? Infinity), "deadline"),
-  };
-  for (const name of ["memoryMb", "tokens", "costUsd", "deadline"] as const) {
-    if (draft[name] === Infinity) delete draft[name];
-  }
-  if (budget.zones !== undefined && local.allowedZones !== undefined) {
-    const allowed = new Set(local.allowedZones);
-    draft.zones = Object.freeze([...new Set(budget.zones)].filter((zone) => allowed.has(zone)));
-  } else if (budget.zones !== undefined || local.allowedZones !== undefined) {
-    draft.zones = Object.freeze([...(budget.zones ?? local.allowedZones!)]);
-  }
-  return ordered(draft);
 }
