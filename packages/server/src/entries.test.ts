@@ -1,5 +1,7 @@
+import { Agent, DuplicateAgentIdError } from "rein";
 import { createServer } from "./create-server";
 import { checkEntries, isAgentClass } from "./entries";
+import { serve } from "./serve";
 
 /**
  * A module's classes built on another copy of `rein` than the server's —
@@ -43,5 +45,53 @@ describe("entries whose Agent classes come from another copy of rein", () => {
     const body = (await response.json()) as { status: string; result: unknown; error?: unknown };
     expect(body).toMatchObject({ status: "completed", result: "a plan" });
     expect(response.status).toBe(200);
+  });
+});
+
+describe("durable ids of entry classes, checked at start", () => {
+  class BillingPipeline extends Agent {
+    static id = "billing.Pipeline";
+    process(text: string): string {
+      return text;
+    }
+  }
+  class OtherPipeline extends Agent {
+    static id = "billing.Pipeline";
+    process(text: string): string {
+      return text.toUpperCase();
+    }
+  }
+  class ShippingPipeline extends Agent {
+    static id = "shipping.Pipeline";
+    process(text: string): string {
+      return text;
+    }
+  }
+
+  it("two entry classes with one static id: createServer throws DuplicateAgentIdError naming the id and both classes, and serve() rejects before listening", async () => {
+    const entries = { bill: [BillingPipeline, "process"], other: [OtherPipeline, "process"] } as const;
+    let thrown: unknown;
+    try {
+      createServer({ entries });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(DuplicateAgentIdError.isInstance(thrown)).toBe(true);
+    expect((thrown as Error).message).toBe("two Agent classes have the durable id 'billing.Pipeline': BillingPipeline and OtherPipeline — give each its own static id");
+    await expect(serve({ entries })).rejects.toThrow("durable id 'billing.Pipeline'");
+  });
+
+  it("one class under several entries, and classes with distinct ids, are fine", () => {
+    expect(() => checkEntries({ a: [BillingPipeline, "process"], b: [BillingPipeline, "process"], c: [ShippingPipeline, "process"] })).not.toThrow();
+  });
+
+  it("an invalid static id is a TypeError at start, not at the first request", () => {
+    class Blank extends Agent {
+      static id = " ";
+      run(): string {
+        return "x";
+      }
+    }
+    expect(() => createServer({ entries: { blank: [Blank, "run"] } })).toThrow(/Invalid static id of Blank/);
   });
 });

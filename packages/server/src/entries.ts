@@ -1,4 +1,4 @@
-import { isAgentClass as isBrandedAgentClass, type Agent, type RunEventListener, type ToolApprover } from "rein";
+import { agentClassId, DuplicateAgentIdError, isAgentClass as isBrandedAgentClass, type Agent, type RunEventListener, type ToolApprover } from "rein";
 
 /**
  * What a factory entry receives for one request: a listener for the run's
@@ -64,17 +64,30 @@ export type Entry = readonly [target: EntryClass | EntryFactory, method: string]
  */
 export type Entries = Readonly<Record<string, Entry>>;
 
-/** @internal checks `entries` at construction (a usage error, not a request error). */
+/**
+ * @internal checks `entries` at construction (a usage error, not a request
+ * error): each `[AgentClass or factory, "method"]`, the method there, each
+ * class's `static id` valid, and no two classes with one explicit id — the
+ * server resumes a run by the class whose durable id it names, so two would
+ * be ambiguous: a `DuplicateAgentIdError` at start, not a failed resume later.
+ */
 export function checkEntries(entries: unknown): asserts entries is Entries {
   if (typeof entries !== "object" || entries === null || Array.isArray(entries)) {
     throw new TypeError("createServer({ entries }): entries must be an object of name -> [AgentClass or factory, \"methodName\"]");
   }
+  const explicitIds = new Map<string, Function>();
   for (const [name, entry] of Object.entries(entries)) {
     if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "function" || typeof entry[1] !== "string") {
       throw new TypeError(`createServer({ entries }): entries.${name} must be [AgentClass or factory, "methodName"]`);
     }
     if (isAgentClass(entry[0]) && typeof (entry[0].prototype as Record<string, unknown>)[entry[1]] !== "function") {
       throw new TypeError(`createServer({ entries }): entries.${name}: ${entry[0].name} has no method '${entry[1]}'`);
+    }
+    if (isAgentClass(entry[0]) && Object.prototype.hasOwnProperty.call(entry[0], "id")) {
+      const id = agentClassId(entry[0]);
+      const known = explicitIds.get(id);
+      if (known !== undefined && known !== entry[0]) throw new DuplicateAgentIdError(id, known.name || "AnonymousAgent", entry[0].name || "AnonymousAgent");
+      explicitIds.set(id, entry[0]);
     }
   }
 }
