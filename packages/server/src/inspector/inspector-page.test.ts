@@ -152,6 +152,7 @@ describe("the Inspector page (headless Chromium)", () => {
     await approve.waitFor();
     expect(await page.getByRole("group").filter({ hasText: "deploy" }).innerText()).toContain('"service": "api"');
     expect(deployments).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "inspector-paused-1280x800.png"), fullPage: true });
     await approve.click();
     await page.getByText(/^Approved .*; the resumed turn completed$/).waitFor();
     await runRow("pause", "completed").waitFor();
