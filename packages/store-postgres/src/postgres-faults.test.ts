@@ -29,7 +29,7 @@ const open = (options: { schema?: string; busyTimeoutMs?: number; application?: 
       port: server!.port,
       user: server!.user,
       password: server!.password,
-      database: "postgres",
+      database: server!.database,
       ...(options.application === undefined ? {} : { application_name: options.application }),
     },
     schema: options.schema ?? freshSchemaName(),
@@ -80,7 +80,7 @@ describe("options", () => {
   it("location names host, port, database and schema, never the password", () => {
     const store = new PostgresSessionStore({ connectionString: server!.connectionString, schema: freshSchemaName(), shutdownFlush: false });
     try {
-      expect(store.location).toBe(`postgres://127.0.0.1:${server!.port}/postgres (schema ${store.schema})`);
+      expect(store.location).toBe(`postgres://127.0.0.1:${server!.port}/${server!.database} (schema ${store.schema})`);
       expect(store.location).not.toContain(server!.password);
     } finally {
       store.close();
@@ -100,7 +100,7 @@ describe("connection faults", () => {
 
   it("a wrong password is a PostgresAuthenticationError naming the credentials to check", () => {
     const error = thrown(
-      () => new PostgresSessionStore({ connectionString: `postgres://postgres:wrong@127.0.0.1:${server!.port}/postgres`, shutdownFlush: false }),
+      () => new PostgresSessionStore({ connectionString: `postgres://${server!.user}:wrong@127.0.0.1:${server!.port}/${server!.database}`, shutdownFlush: false }),
     );
     expect(PostgresAuthenticationError.isInstance(error)).toBe(true);
     expect((error as PostgresAuthenticationError).code).toBe("28P01");
@@ -108,7 +108,7 @@ describe("connection faults", () => {
   });
 
   it("a missing database says to create it", () => {
-    const error = thrown(() => new PostgresSessionStore({ connectionString: `${server!.connectionString.replace(/\/postgres$/, "/nowhere")}`, shutdownFlush: false }));
+    const error = thrown(() => new PostgresSessionStore({ connectionString: `postgres://${server!.user}:${server!.password}@127.0.0.1:${server!.port}/nowhere`, shutdownFlush: false }));
     expect(PostgresConnectionError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/does not exist.*CREATE DATABASE/);
   });

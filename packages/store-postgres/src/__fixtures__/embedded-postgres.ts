@@ -7,20 +7,38 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { databaseOnSharedServer } from "./shared-postgres";
 
-/** A started server. */
+/** A started server, or a database of its own on the jest run's shared server (shared-postgres.ts). */
 export interface EmbeddedPostgresServer {
   readonly port: number;
   readonly user: string;
   readonly password: string;
-  /** `postgres://user:password@127.0.0.1:port/postgres` */
+  /** The database to use: `postgres` on a server of its own, a fresh one on the shared server. */
+  readonly database: string;
+  /** `postgres://user:password@127.0.0.1:port/<database>` */
   readonly connectionString: string;
-  /** Stops the server and removes its data directory. Idempotent. */
+  /** Stops the server and removes its data directory (on the shared server: drops the database). Idempotent. */
   stop(): Promise<void>;
 }
 
-/** Starts a server (about 1-2 s). `durable` keeps fsync on, for benchmarks. */
+/**
+ * A PostgreSQL server for a test file or a benchmark. Under `pnpm test`
+ * (`REIN_TEST_RUN_DIR` set by jest.global-setup.js) it is a fresh database
+ * on the one server the run shares; otherwise, and always with `durable`
+ * (fsync on, for benchmarks), a server of its own (about 5 s of CPU).
+ */
 export function startEmbeddedPostgres(options: { durable?: boolean } = {}): Promise<EmbeddedPostgresServer> {
+  const runDir = process.env["REIN_TEST_RUN_DIR"];
+  const ownerPid = Number(process.env["REIN_TEST_RUN_PID"]);
+  if (options.durable !== true && runDir !== undefined && runDir !== "" && Number.isInteger(ownerPid) && ownerPid > 0) {
+    return databaseOnSharedServer(runDir, ownerPid);
+  }
+  return startOwnServer(options);
+}
+
+/** Starts a server of its own. */
+function startOwnServer(options: { durable?: boolean }): Promise<EmbeddedPostgresServer> {
   const child: ChildProcess = spawn(process.execPath, [join(__dirname, "embedded-postgres-server.mjs"), ...(options.durable ? ["--durable"] : [])], {
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -42,7 +60,7 @@ export function startEmbeddedPostgres(options: { durable?: boolean } = {}): Prom
       const line = output.split("\n")[0];
       if (!output.includes("\n") || line === undefined) return;
       const { port, user, password } = JSON.parse(line) as { port: number; user: string; password: string };
-      resolve({ port, user, password, connectionString: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`, stop });
+      resolve({ port, user, password, database: "postgres", connectionString: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`, stop });
     });
     child.once("exit", (code) => reject(new Error(`embedded PostgreSQL exited (${code}) before it was ready: ${errors}`)));
   });
