@@ -58,6 +58,8 @@ export class PgBossQueue implements BackgroundQueue {
   private stopped = false;
   private runChannel: PostgresRunChannel | undefined;
   private stopWaking: (() => void) | undefined;
+  private waking: Promise<void> | undefined;
+  private wakeAgain = false;
 
   constructor(options: PgBossQueueOptions) {
     if (typeof options !== "object" || options === null || typeof options.connectionString !== "string" || options.connectionString === "") {
@@ -126,8 +128,30 @@ export class PgBossQueue implements BackgroundQueue {
     if (!UUID.test(job.runId)) throw new TypeError(`PgBossQueue.send: runId must be a UUID, got '${job.runId.slice(0, 64)}'`);
     const boss = await this.start();
     await boss.send(this.queueName, job as unknown as object, { id: job.runId });
-    // Idle workers anywhere ask for it now rather than at their next poll (a lost wake-up only costs that poll).
-    await this.channel.announceQueued().catch(() => undefined);
+    this.wakeWorkers();
+  }
+
+  /**
+   * Idle workers anywhere ask for the new run now rather than at their next
+   * poll: one NOTIFY at a time, the runs queued meanwhile sharing the next
+   * (a burst of sends costs a few, not one each). A lost wake-up only costs
+   * that poll.
+   */
+  private wakeWorkers(): void {
+    if (this.waking !== undefined) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = this.channel
+      .announceQueued()
+      .catch(() => undefined)
+      .finally(() => {
+        this.waking = undefined;
+        if (this.wakeAgain && !this.stopped) {
+          this.wakeAgain = false;
+          this.wakeWorkers();
+        }
+      });
   }
 
   /** {@inheritDoc BackgroundQueue.get} */
@@ -180,6 +204,7 @@ export class PgBossQueue implements BackgroundQueue {
     if (this.stopped) return;
     this.stopped = true;
     this.stopWaking?.();
+    await this.waking;
     await this.runChannel?.close();
     const started = this.boss;
     if (started === undefined) return;
