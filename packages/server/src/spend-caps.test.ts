@@ -50,8 +50,8 @@ describe("spend caps per key over HTTP", () => {
     const { keys, run } = setUp();
     const { key, record } = await keys.create({ name: "small", scopes: ["run"], caps: { tokens: 4_200, periodMs: 3_600_000 } });
     // The cap spent out, as another instance of the server would have done.
-    await keys.reserve(record.id, { tokens: 4_200, costMicroUsd: 0 });
-    await keys.settle(record.id, { tokens: 4_200, costMicroUsd: 0 }, { tokens: 4_200, costMicroUsd: 0 });
+    await keys.reserve(record.id, { tokens: 4_200, costMicroUsd: 0, holdId: "elsewhere" });
+    await keys.settle(record.id, "elsewhere", { tokens: 4_200, costMicroUsd: 0 });
     const before = Date.now();
     const response = await run(key, { entry: "answer", task: "x" });
     expect(response.status).toBe(429);
@@ -129,11 +129,11 @@ describe("spend caps per key over HTTP", () => {
     const fault = () => new SessionStoreError("connect ECONNREFUSED db.internal:5432 (schema rein)", "postgres://db.internal:5432/app (schema rein)");
     class FailingKeys extends InMemoryApiKeyStore {
       failStart = false;
-      override async startRun(id: string, now?: number) {
+      override async startRun(id: string, holdId: string, now?: number) {
         if (this.failStart) throw fault();
-        return super.startRun(id, now);
+        return super.startRun(id, holdId, now);
       }
-      override async reserve(_id: string, _amount: StoredSpend): Promise<undefined> {
+      override async reserve(_id: string, _hold: StoredSpend & { holdId: string }): Promise<undefined> {
         throw fault();
       }
     }

@@ -1,4 +1,4 @@
-import { DEFAULT_CAP_PERIOD_MS, microUsd, type KeySpend, type SpendCaps } from "@rein/core";
+import { DEFAULT_CAP_PERIOD_MS, microUsd, type KeySpend, type SpendCaps, type SpendHold } from "@rein/core";
 
 /** A key row as pg returns it (bigint columns arrive as strings). @internal */
 export interface PostgresKeyRow {
@@ -22,23 +22,13 @@ export interface PostgresKeyRow {
   minute_count: string;
 }
 
-// $2 is always now (epoch ms). The period and minute that hold it, and the row's figures as of
-// then (those of an ended period read 0; what requests in flight hold stays held).
-const NOW = "$2::bigint";
-const WINDOW = `((${NOW} / period_ms) * period_ms)`;
-const MINUTE = `((${NOW} / 60000) * 60000)`;
-const TOKENS_SPENT = `(CASE WHEN window_start = ${WINDOW} THEN tokens_spent ELSE 0 END)`;
-const COST_SPENT = `(CASE WHEN window_start = ${WINDOW} THEN cost_spent_micro ELSE 0 END)`;
-const MINUTE_COUNT = `(CASE WHEN minute_start = ${MINUTE} THEN minute_count ELSE 0 END)`;
-const ROLL = `tokens_spent = ${TOKENS_SPENT}, cost_spent_micro = ${COST_SPENT}, window_start = ${WINDOW}`;
-
 /**
  * The statements of `PostgresApiKeyStore`, `{t}` standing for the
- * schema-qualified table. Each spend statement is one UPDATE whose WHERE
- * holds the caps' check (the rule of `@rein/core`'s `spendRefusal`): two
- * connections updating one key's row at once are serialised by its row
- * lock, and the second re-checks the WHERE on the row the first committed,
- * so no two reservations can both take the last room.
+ * schema-qualified key table and `{h}` for its holds. A spend step runs in
+ * one transaction that first locks the key's row (`lockKey`, `FOR UPDATE`):
+ * steps of every connection on one key are serialised, each one reading
+ * what the previous committed, so no two reservations can both take the
+ * last room.
  * @internal
  */
 export const KEY_SQL = {
@@ -62,24 +52,47 @@ export const KEY_SQL = {
     minute_start bigint NOT NULL DEFAULT 0,
     minute_count bigint NOT NULL DEFAULT 0
   )`,
+  createHolds: `CREATE TABLE IF NOT EXISTS {h} (
+    key_id text NOT NULL REFERENCES {t} (id) ON DELETE CASCADE,
+    hold_id text NOT NULL,
+    kind text NOT NULL,
+    tokens bigint NOT NULL,
+    cost_micro bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (key_id, hold_id)
+  )`,
   insert:
     "INSERT INTO {t} (id, name, scopes, key_sha256, created_at, period_ms, cap_tokens, cap_cost_micro, cap_runs, cap_rpm) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
   list: "SELECT * FROM {t} ORDER BY created_at, name",
   find: "SELECT * FROM {t} WHERE id = $1",
   revoke: "DELETE FROM {t} WHERE name = $1",
-  startRun:
-    `UPDATE {t} SET ${ROLL}, minute_count = ${MINUTE_COUNT} + 1, minute_start = ${MINUTE}, active_runs = active_runs + 1 ` +
-    `WHERE id = $1 AND (cap_runs IS NULL OR active_runs < cap_runs) AND (cap_rpm IS NULL OR ${MINUTE_COUNT} < cap_rpm) ` +
-    `AND (cap_tokens IS NULL OR ${TOKENS_SPENT} + tokens_reserved < cap_tokens) AND (cap_cost_micro IS NULL OR ${COST_SPENT} + cost_reserved_micro < cap_cost_micro)`,
-  endRun: "UPDATE {t} SET active_runs = GREATEST(active_runs - 1, 0) WHERE id = $1",
-  reserve:
-    `UPDATE {t} SET ${ROLL}, tokens_reserved = tokens_reserved + $3, cost_reserved_micro = cost_reserved_micro + $4 ` +
-    `WHERE id = $1 AND (cap_tokens IS NULL OR ${TOKENS_SPENT} + tokens_reserved + $3 <= cap_tokens) ` +
-    `AND (cap_cost_micro IS NULL OR ${COST_SPENT} + cost_reserved_micro + $4 <= cap_cost_micro)`,
-  settle:
-    `UPDATE {t} SET tokens_spent = ${TOKENS_SPENT} + $5, cost_spent_micro = ${COST_SPENT} + $6, window_start = ${WINDOW}, ` +
-    "tokens_reserved = GREATEST(tokens_reserved - $3, 0), cost_reserved_micro = GREATEST(cost_reserved_micro - $4, 0) WHERE id = $1",
+  lockKey: "SELECT * FROM {t} WHERE id = $1 FOR UPDATE",
+  dropExpired: "DELETE FROM {h} WHERE key_id = $1 AND expires_at <= $2 RETURNING hold_id, kind, tokens, cost_micro, expires_at",
+  expired: "SELECT hold_id, kind, tokens, cost_micro, expires_at FROM {h} WHERE key_id = $1 AND expires_at <= $2",
+  takeHold: "DELETE FROM {h} WHERE key_id = $1 AND hold_id = $2 RETURNING hold_id, kind, tokens, cost_micro, expires_at",
+  insertHold: "INSERT INTO {h} (key_id, hold_id, kind, tokens, cost_micro, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+  writeSpend:
+    "UPDATE {t} SET window_start = $2, tokens_spent = $3, tokens_reserved = $4, cost_spent_micro = $5, cost_reserved_micro = $6, active_runs = $7, minute_start = $8, minute_count = $9 WHERE id = $1",
 };
+
+/** A hold row as pg returns it. @internal */
+export interface PostgresHoldRow {
+  hold_id: string;
+  kind: string;
+  tokens: string;
+  cost_micro: string;
+  expires_at: string;
+}
+
+/** The hold of a row. @internal */
+export function holdOfRow(row: PostgresHoldRow): SpendHold {
+  return { holdId: row.hold_id, kind: row.kind === "run" ? "run" : "request", tokens: Number(row.tokens), costMicroUsd: Number(row.cost_micro), expiresAt: Number(row.expires_at) };
+}
+
+/** The values of {@link KEY_SQL.writeSpend} for key `id`'s `spend`. @internal */
+export function spendValues(id: string, spend: KeySpend): unknown[] {
+  return [id, spend.windowStart, spend.tokensSpent, spend.tokensReserved, spend.costSpentMicroUsd, spend.costReservedMicroUsd, spend.activeRuns, spend.minuteStart, spend.minuteCount];
+}
 
 /** The cap columns of `caps` for {@link KEY_SQL.insert} ($6-$10; null: no cap). @internal */
 export function capColumns(caps: SpendCaps | undefined): (number | null)[] {

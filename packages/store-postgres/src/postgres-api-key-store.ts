@@ -1,9 +1,23 @@
-import { Pool, type PoolConfig } from "pg";
-import { currentSpend, spendRefusal, type KeySpend, type SpendCaps, type SpendRefusal, type StoredSpend } from "@rein/core";
+import { Pool, type PoolClient, type PoolConfig } from "pg";
+import {
+  DEFAULT_HOLD_TIMES,
+  endRunStep,
+  liveSpend,
+  reserveStep,
+  settleStep,
+  startRunStep,
+  type HoldTimes,
+  type KeySpend,
+  type SpendCaps,
+  type SpendHold,
+  type SpendRefusal,
+  type SpendStep,
+  type StoredSpend,
+} from "@rein/core";
 import { PostgresStoreError } from "./postgres-errors";
 import type { PostgresConnectionConfig } from "./postgres-store-options";
 import { checkKeyOptions, mintKey, KEY_SCOPES, type KeyScope } from "./postgres-api-key-format";
-import { KEY_SQL, capColumns, capsOfRow, spendOfRow, type PostgresKeyRow } from "./postgres-api-key-sql";
+import { KEY_SQL, capColumns, capsOfRow, holdOfRow, spendOfRow, spendValues, type PostgresHoldRow, type PostgresKeyRow } from "./postgres-api-key-sql";
 
 /**
  * Options of {@link PostgresApiKeyStore}: `connectionString` or `pool`
@@ -22,6 +36,8 @@ export interface PostgresApiKeyStoreOptions {
   readonly schema?: string;
   /** Connections of the store's pool. @default 4 */
   readonly maxConnections?: number;
+  /** How long a reservation and a run slot count when never given back (their process died). @default DEFAULT_HOLD_TIMES (10 min, 1 h) */
+  readonly holdTimes?: HoldTimes;
 }
 
 /** A key as this store keeps it: `@rein/server`'s `StoredApiKey`. */
@@ -42,9 +58,10 @@ type KeyRecord = Omit<StoredKey, "sha256">;
  * `ApiKeyStore`): a `rein_api_keys` table of its own (hashes only, never a
  * key) with each key's spend caps and spend, so every server on the
  * database authenticates the same keys and holds each key to one cap.
- * Each reservation is one conditional `UPDATE`: the check that the key's
- * spend, what requests in flight hold and the new estimate stay within its
- * cap, and the change, are one atomic step (see `KEY_SQL`). Failures of
+ * Each spend step is one transaction on the key's locked row: the check
+ * that the key's spend, what requests in flight hold and the new estimate
+ * stay within its cap, and the change, are one atomic step; what a
+ * process that died still held expires (`holdTimes`). Failures of
  * the database are {@link PostgresStoreError}s (a server answers 503).
  * @example
  * ```ts
@@ -56,7 +73,9 @@ type KeyRecord = Omit<StoredKey, "sha256">;
 export class PostgresApiKeyStore {
   private readonly pool: Pool;
   private readonly table: string;
+  private readonly holds: string;
   private readonly location: string;
+  private readonly holdTimes: HoldTimes;
   private ready: Promise<void> | undefined;
 
   constructor(options: PostgresApiKeyStoreOptions) {
@@ -76,6 +95,8 @@ export class PostgresApiKeyStore {
     // An idle connection the server dropped is an error event of the pool: without a listener it would end the process.
     this.pool.on("error", () => undefined);
     this.table = `"${schema}".rein_api_keys`;
+    this.holds = `"${schema}".rein_api_key_holds`;
+    this.holdTimes = options.holdTimes ?? DEFAULT_HOLD_TIMES;
     this.location = `schema ${schema}`;
   }
 
@@ -109,30 +130,32 @@ export class PostgresApiKeyStore {
     return row === undefined ? undefined : storedOf(row);
   }
 
-  /** Starts a run of key `id` under its caps, atomically (a run slot, one run of this minute), or says which cap refuses. */
-  async startRun(id: string, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, undefined, () => this.run(KEY_SQL.startRun, [id, now]));
+  /** Starts a run of key `id` under its caps, atomically (a run slot `holdId`, one run of this minute), or says which cap refuses. */
+  async startRun(id: string, holdId: string, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, async (caps, spend) => startRunStep(caps, spend, holdId, this.holdTimes, now));
   }
 
-  /** Gives back the run slot {@link startRun} took. */
-  async endRun(id: string): Promise<void> {
-    await this.run(KEY_SQL.endRun, [id]);
+  /** Gives back the run slot `holdId` (nothing when it expired meanwhile). */
+  async endRun(id: string, holdId: string, now = Date.now()): Promise<void> {
+    await this.step(id, now, async (_, spend, client) => ({ spend: endRunStep(spend, await this.take(client, id, holdId)) }));
   }
 
-  /** Holds `amount` for one model request of key `id` if its caps allow, in one atomic UPDATE, or says which cap refuses. */
-  async reserve(id: string, amount: StoredSpend, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, amount, () => this.run(KEY_SQL.reserve, [id, now, amount.tokens, amount.costMicroUsd]));
+  /** Holds `hold` for one model request of key `id` if its caps allow, in one transaction on the key's locked row, or says which cap refuses. */
+  async reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, async (caps, spend) => reserveStep(caps, spend, hold.holdId, hold, this.holdTimes, now));
   }
 
-  /** Gives back `reserved` and charges `used` to the current period. */
-  async settle(id: string, reserved: StoredSpend, used: StoredSpend, now = Date.now()): Promise<void> {
-    await this.run(KEY_SQL.settle, [id, now, reserved.tokens, reserved.costMicroUsd, used.tokens, used.costMicroUsd]);
+  /** Gives back the hold `holdId` (if it has not expired) and charges `used` to the current period. */
+  async settle(id: string, holdId: string, used: StoredSpend, now = Date.now()): Promise<void> {
+    await this.step(id, now, async (_, spend, client) => ({ spend: settleStep(spend, await this.take(client, id, holdId), used) }));
   }
 
-  /** Key `id`'s spend as of `now`, or undefined for no such key. */
+  /** Key `id`'s spend as of `now` (expired holds not counted), or undefined for no such key. */
   async spendOf(id: string, now = Date.now()): Promise<KeySpend | undefined> {
     const row = await this.row(id);
-    return row === undefined ? undefined : currentSpend(capsOfRow(row) ?? {}, spendOfRow(row), now);
+    if (row === undefined) return undefined;
+    const expired = (await this.query<PostgresHoldRow>(KEY_SQL.expired, [id, now])).map(holdOfRow);
+    return liveSpend(capsOfRow(row) ?? {}, spendOfRow(row), expired, now);
   }
 
   /** Closes the pool. */
@@ -144,18 +167,51 @@ export class PostgresApiKeyStore {
     return (await this.query<PostgresKeyRow>(KEY_SQL.find, [id]))[0];
   }
 
-  /** One conditional UPDATE; when it changed nothing, the row says why (tried again if it allows it by then). */
-  private async change(id: string, now: number, asked: StoredSpend | undefined, update: () => Promise<number>): Promise<SpendRefusal | undefined> {
-    // Bounded: each retry means another connection gave room back in between, which cannot go on for ever.
-    for (let attempt = 0; attempt < 16; attempt++) {
-      if ((await update()) > 0) return undefined;
-      const row = await this.row(id);
-      if (row === undefined) return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
+  /**
+   * One step of key `id`'s spend in one transaction: the key's row locked
+   * (`FOR UPDATE`), its expired holds dropped, `step` applied to its live
+   * spend, the spend and the new hold written. A refusal writes only the
+   * dropped holds.
+   */
+  private async step(id: string, now: number, step: (caps: SpendCaps, spend: KeySpend, client: PoolClient) => Promise<SpendStep>): Promise<SpendRefusal | undefined> {
+    await this.migrated();
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw this.fault("Cannot reach PostgreSQL for the API keys", error);
+    });
+    const sql = (text: string) => text.replaceAll("{t}", this.table).replaceAll("{h}", this.holds);
+    try {
+      await client.query("BEGIN");
+      const row = (await client.query<PostgresKeyRow>(sql(KEY_SQL.lockKey), [id])).rows[0];
+      if (row === undefined) {
+        await client.query("COMMIT");
+        return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
+      }
       const caps = capsOfRow(row) ?? {};
-      const refusal = spendRefusal(caps, currentSpend(caps, spendOfRow(row), now), asked, now);
-      if (refusal !== undefined) return refusal;
+      const expired = (await client.query<PostgresHoldRow>(sql(KEY_SQL.dropExpired), [id, now])).rows.map(holdOfRow);
+      const live = liveSpend(caps, spendOfRow(row), expired, now);
+      const outcome = await step(caps, live, client);
+      const next = "refusal" in outcome ? live : outcome.spend;
+      await client.query(sql(KEY_SQL.writeSpend), spendValues(id, next));
+      const hold = "refusal" in outcome ? undefined : outcome.hold;
+      if (hold !== undefined) await client.query(sql(KEY_SQL.insertHold), [id, hold.holdId, hold.kind, hold.tokens, hold.costMicroUsd, hold.expiresAt]);
+      await client.query("COMMIT");
+      return "refusal" in outcome ? outcome.refusal : undefined;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw PostgresStoreError.isInstance(error) ? error : this.fault("PostgreSQL refused an API key spend step", error);
+    } finally {
+      client.release();
     }
-    throw new Error(`API key ${id}: its spend row changed under 16 attempts in a row; retry the request`);
+  }
+
+  /** Removes and returns the hold `holdId` of key `id`, if it is still held (inside a step's transaction). */
+  private async take(client: PoolClient, id: string, holdId: string): Promise<SpendHold | undefined> {
+    const row = (await client.query<PostgresHoldRow>(KEY_SQL.takeHold.replaceAll("{h}", this.holds), [id, holdId])).rows[0];
+    return row === undefined ? undefined : holdOfRow(row);
+  }
+
+  private fault(what: string, error: unknown): PostgresStoreError {
+    return new PostgresStoreError(`${what} (${this.location}): ${(error as Error).message}`, this.location, (error as { code?: string }).code, { cause: error });
   }
 
   private async run(sql: string, values: unknown[]): Promise<number> {
@@ -170,7 +226,7 @@ export class PostgresApiKeyStore {
 
   private async send(sql: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
     try {
-      return await this.pool.query(sql.replaceAll("{t}", this.table), values);
+      return await this.pool.query(sql.replaceAll("{t}", this.table).replaceAll("{h}", this.holds), values);
     } catch (error) {
       const code = (error as { code?: string }).code;
       throw new PostgresStoreError(`PostgreSQL refused an API key statement (${this.location}): ${(error as Error).message}`, this.location, code, { cause: error });
@@ -188,6 +244,7 @@ export class PostgresApiKeyStore {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('rein_api_keys'))");
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.table.split(".")[0]}`);
         await client.query(KEY_SQL.create.replaceAll("{t}", this.table));
+        await client.query(KEY_SQL.createHolds.replaceAll("{t}", this.table).replaceAll("{h}", this.holds));
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);

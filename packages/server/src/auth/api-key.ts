@@ -77,25 +77,29 @@ export interface ApiKeyStore {
   /** The stored key of `id`, or undefined. */
   find(id: string): Promise<StoredApiKey | undefined>;
   /**
-   * Starts a run of key `id` under its caps, atomically: takes a run slot
-   * and counts the run in its minute — unless the key has
-   * `concurrentRuns` in flight, has started `requestsPerMinute` runs this
-   * minute, or has no tokens or cost left this period; then nothing
-   * changes and the refusal says why (`rein`'s `spendRefusal`).
+   * Starts a run of key `id` under its caps, atomically: holds a run slot
+   * (`holdId`, chosen by the caller) and counts the run in its minute —
+   * unless the key has `concurrentRuns` in flight, has started
+   * `requestsPerMinute` runs this minute, or has no tokens or cost left
+   * this period; then nothing is held and the refusal says why (`rein`'s
+   * `spendRefusal`). A slot not given back by {@link endRun} expires (the
+   * store's `holdTimes.runMs`), so a process that died does not keep it.
    */
-  startRun(id: string, now?: number): Promise<SpendRefusal | undefined>;
-  /** Gives back the run slot {@link startRun} took. */
-  endRun(id: string): Promise<void>;
+  startRun(id: string, holdId: string, now?: number): Promise<SpendRefusal | undefined>;
+  /** Gives back the run slot `holdId` of {@link startRun} (nothing when it expired meanwhile). */
+  endRun(id: string, holdId: string, now?: number): Promise<void>;
   /**
-   * Holds `amount` for one model request of key `id`, atomically with the
-   * check that what the key spent this period, plus what requests in flight
-   * hold, plus `amount` stays within its caps: of several processes
-   * reserving at once on one store, no two can both take the last room.
+   * Holds `hold` (an amount and the caller's `holdId`) for one model
+   * request of key `id`, atomically with the check that what the key spent
+   * this period, plus what requests in flight hold, plus this stays within
+   * its caps: of several processes reserving at once on one store, no two
+   * can both take the last room. A hold not settled expires
+   * (`holdTimes.requestMs`).
    */
-  reserve(id: string, amount: StoredSpend, now?: number): Promise<SpendRefusal | undefined>;
-  /** Gives back `reserved` and charges `used` to the current period (a release: `used` zero). */
-  settle(id: string, reserved: StoredSpend, used: StoredSpend, now?: number): Promise<void>;
-  /** Key `id`'s spend as of `now` (figures of an ended period read 0), or undefined for no such key. */
+  reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now?: number): Promise<SpendRefusal | undefined>;
+  /** Gives back the hold `holdId` (if it has not expired) and charges `used` to the current period (a release: `used` zero). */
+  settle(id: string, holdId: string, used: StoredSpend, now?: number): Promise<void>;
+  /** Key `id`'s spend as of `now` (figures of an ended period read 0, expired holds not counted), or undefined for no such key. */
   spendOf(id: string, now?: number): Promise<KeySpend | undefined>;
   /** Releases what the store opened. */
   close(): Promise<void>;

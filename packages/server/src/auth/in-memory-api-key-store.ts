@@ -1,5 +1,28 @@
-import { NO_SPEND, currentSpend, spendRefusal, type KeySpend, type SpendRefusal, type StoredSpend } from "rein";
+import {
+  DEFAULT_HOLD_TIMES,
+  NO_SPEND,
+  endRunStep,
+  liveSpend,
+  reserveStep,
+  settleStep,
+  startRunStep,
+  type HoldTimes,
+  type KeySpend,
+  type SpendCaps,
+  type SpendHold,
+  type SpendRefusal,
+  type SpendStep,
+  type StoredSpend,
+} from "rein";
 import { capsOf, checkCreateOptions, newApiKey, recordOf, type ApiKeyRecord, type ApiKeyStore, type CreateApiKeyOptions, type IssuedApiKey, type StoredApiKey } from "./api-key";
+
+/** A key's spend and its holds, as this store keeps them. */
+interface Held {
+  spend: KeySpend;
+  readonly holds: Map<string, SpendHold>;
+}
+
+const REVOKED: SpendRefusal = { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
 
 /**
  * API keys kept in memory (hashes only), for tests and single-process demos;
@@ -13,7 +36,13 @@ import { capsOf, checkCreateOptions, newApiKey, recordOf, type ApiKeyRecord, typ
  */
 export class InMemoryApiKeyStore implements ApiKeyStore {
   private readonly keys = new Map<string, StoredApiKey>();
-  private readonly spend = new Map<string, KeySpend>();
+  private readonly held = new Map<string, Held>();
+  private readonly holdTimes: HoldTimes;
+
+  /** `holdTimes`: how long a reservation and a run slot count when never given back. @default DEFAULT_HOLD_TIMES */
+  constructor(options: { readonly holdTimes?: HoldTimes } = {}) {
+    this.holdTimes = options.holdTimes ?? DEFAULT_HOLD_TIMES;
+  }
 
   async create(options: CreateApiKeyOptions): Promise<IssuedApiKey> {
     const scopes = checkCreateOptions("InMemoryApiKeyStore.create", options);
@@ -22,7 +51,7 @@ export class InMemoryApiKeyStore implements ApiKeyStore {
     const { id, key, sha256 } = newApiKey();
     const stored: StoredApiKey = { id, name: options.name, scopes, createdAt: Date.now(), sha256, ...(caps === undefined ? {} : { caps }) };
     this.keys.set(id, stored);
-    this.spend.set(id, NO_SPEND);
+    this.held.set(id, { spend: NO_SPEND, holds: new Map() });
     return { key, record: recordOf(stored) };
   }
 
@@ -33,7 +62,7 @@ export class InMemoryApiKeyStore implements ApiKeyStore {
   async revoke(name: string): Promise<boolean> {
     for (const stored of this.keys.values()) {
       if (stored.name === name) {
-        this.spend.delete(stored.id);
+        this.held.delete(stored.id);
         return this.keys.delete(stored.id);
       }
     }
@@ -44,56 +73,54 @@ export class InMemoryApiKeyStore implements ApiKeyStore {
     return this.keys.get(id);
   }
 
-  async startRun(id: string, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, undefined, (spend) => ({ ...spend, activeRuns: spend.activeRuns + 1, minuteCount: spend.minuteCount + 1 }));
+  async startRun(id: string, holdId: string, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, (caps, spend) => startRunStep(caps, spend, holdId, this.holdTimes, now));
   }
 
-  async endRun(id: string): Promise<void> {
-    const spend = this.spend.get(id);
-    if (spend !== undefined) this.spend.set(id, { ...spend, activeRuns: Math.max(0, spend.activeRuns - 1) });
+  async endRun(id: string, holdId: string, now = Date.now()): Promise<void> {
+    this.step(id, now, (_, spend, holds) => ({ spend: endRunStep(spend, take(holds, holdId)) }));
   }
 
-  async reserve(id: string, amount: StoredSpend, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.change(id, now, amount, (spend) => ({
-      ...spend,
-      tokensReserved: spend.tokensReserved + amount.tokens,
-      costReservedMicroUsd: spend.costReservedMicroUsd + amount.costMicroUsd,
-    }));
+  async reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, (caps, spend) => reserveStep(caps, spend, hold.holdId, hold, this.holdTimes, now));
   }
 
-  async settle(id: string, reserved: StoredSpend, used: StoredSpend, now = Date.now()): Promise<void> {
-    const stored = this.keys.get(id);
-    const spend = this.spend.get(id);
-    if (stored === undefined || spend === undefined) return;
-    const current = currentSpend(stored.caps ?? {}, spend, now);
-    this.spend.set(id, {
-      ...current,
-      tokensSpent: current.tokensSpent + used.tokens,
-      costSpentMicroUsd: current.costSpentMicroUsd + used.costMicroUsd,
-      tokensReserved: Math.max(0, current.tokensReserved - reserved.tokens),
-      costReservedMicroUsd: Math.max(0, current.costReservedMicroUsd - reserved.costMicroUsd),
-    });
+  async settle(id: string, holdId: string, used: StoredSpend, now = Date.now()): Promise<void> {
+    this.step(id, now, (_, spend, holds) => ({ spend: settleStep(spend, take(holds, holdId), used) }));
   }
 
   async spendOf(id: string, now = Date.now()): Promise<KeySpend | undefined> {
     const stored = this.keys.get(id);
-    const spend = this.spend.get(id);
-    return stored === undefined || spend === undefined ? undefined : currentSpend(stored.caps ?? {}, spend, now);
+    const held = this.held.get(id);
+    if (stored === undefined || held === undefined) return undefined;
+    return liveSpend(stored.caps ?? {}, held.spend, [...held.holds.values()].filter((hold) => hold.expiresAt <= now), now);
   }
 
   async close(): Promise<void> {
     this.keys.clear();
-    this.spend.clear();
+    this.held.clear();
   }
 
-  /** Applies `next` to the key's current spend unless its caps refuse `asked` (a run start when undefined). */
-  private change(id: string, now: number, asked: StoredSpend | undefined, next: (spend: KeySpend) => KeySpend): SpendRefusal | undefined {
+  /** Drops the key's expired holds, then applies `step` to its live spend (the refusal, if any, changes nothing else). */
+  private step(id: string, now: number, step: (caps: SpendCaps, spend: KeySpend, holds: Map<string, SpendHold>) => SpendStep): SpendRefusal | undefined {
     const stored = this.keys.get(id);
-    const spend = this.spend.get(id);
-    if (stored === undefined || spend === undefined) return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
-    const current = currentSpend(stored.caps ?? {}, spend, now);
-    const refusal = spendRefusal(stored.caps ?? {}, current, asked, now);
-    if (refusal === undefined) this.spend.set(id, next(current));
-    return refusal;
+    const held = this.held.get(id);
+    if (stored === undefined || held === undefined) return REVOKED;
+    const caps = stored.caps ?? {};
+    const expired = [...held.holds.values()].filter((hold) => hold.expiresAt <= now);
+    for (const hold of expired) held.holds.delete(hold.holdId);
+    held.spend = liveSpend(caps, held.spend, expired, now);
+    const outcome = step(caps, held.spend, held.holds);
+    if ("refusal" in outcome) return outcome.refusal;
+    held.spend = outcome.spend;
+    if (outcome.hold !== undefined) held.holds.set(outcome.hold.holdId, outcome.hold);
+    return undefined;
   }
+}
+
+/** Removes and returns the hold `holdId`, if it is still held. */
+function take(holds: Map<string, SpendHold>, holdId: string): SpendHold | undefined {
+  const hold = holds.get(holdId);
+  holds.delete(holdId);
+  return hold;
 }

@@ -75,34 +75,53 @@ describe.each(stores)("%s key store: spend caps", (_, pair) => {
   it("reserve holds, settle charges the real usage and gives the rest back, a release gives all back; a reservation that would cross the cap is refused until the period ends", async () => {
     const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 1_000, costUsd: 1 } });
     const id = record.id;
-    expect(await first.reserve(id, { tokens: 600, costMicroUsd: 100_000 }, NOON)).toBeUndefined();
+    expect(await first.reserve(id, { tokens: 600, costMicroUsd: 100_000, holdId: "a" }, NOON)).toBeUndefined();
     expect(await second.spendOf(id, NOON)).toMatchObject({ tokensSpent: 0, tokensReserved: 600, costReservedMicroUsd: 100_000 });
     // 600 held: 500 more would cross 1,000 (seen through the other connection).
-    const refused = await second.reserve(id, { tokens: 500, costMicroUsd: 0 }, NOON);
+    const refused = await second.reserve(id, { tokens: 500, costMicroUsd: 0, holdId: "b" }, NOON);
     expect(refused).toEqual({ dimension: "tokens", used: 600, asked: 500, limit: 1_000, retryAfterSeconds: DAY / 2 / 1000 });
-    await first.settle(id, { tokens: 600, costMicroUsd: 100_000 }, { tokens: 250, costMicroUsd: 40_000 }, NOON);
+    await first.settle(id, "a", { tokens: 250, costMicroUsd: 40_000 }, NOON);
     expect(await second.spendOf(id, NOON)).toMatchObject({ tokensSpent: 250, tokensReserved: 0, costSpentMicroUsd: 40_000, costReservedMicroUsd: 0 });
-    expect(await second.reserve(id, { tokens: 500, costMicroUsd: 0 }, NOON)).toBeUndefined();
+    expect(await second.reserve(id, { tokens: 500, costMicroUsd: 0, holdId: "c" }, NOON)).toBeUndefined();
     // A release: nothing charged.
-    await second.settle(id, { tokens: 500, costMicroUsd: 0 }, { tokens: 0, costMicroUsd: 0 }, NOON);
+    await second.settle(id, "c", { tokens: 0, costMicroUsd: 0 }, NOON);
     expect(await first.spendOf(id, NOON)).toMatchObject({ tokensSpent: 250, tokensReserved: 0 });
-    // Cost: $1 cap, $0.04 spent; $0.97 fits, $0.961 more does not.
-    expect(await first.reserve(id, { tokens: 1, costMicroUsd: 960_000 }, NOON)).toBeUndefined();
-    expect((await first.reserve(id, { tokens: 1, costMicroUsd: 1 }, NOON))?.dimension).toBe("cost");
-    await first.settle(id, { tokens: 1, costMicroUsd: 960_000 }, { tokens: 1, costMicroUsd: 960_000 }, NOON);
+    // Cost: $1 cap, $0.04 spent; $0.96 fits, then $0.000001 more does not.
+    expect(await first.reserve(id, { tokens: 1, costMicroUsd: 960_000, holdId: "d" }, NOON)).toBeUndefined();
+    expect((await first.reserve(id, { tokens: 1, costMicroUsd: 1, holdId: "e" }, NOON))?.dimension).toBe("cost");
+    await first.settle(id, "d", { tokens: 1, costMicroUsd: 960_000 }, NOON);
     // The next UTC day starts at zero spent.
-    expect(await first.reserve(id, { tokens: 1, costMicroUsd: 1 }, NOON + DAY)).toBeUndefined();
+    expect(await first.reserve(id, { tokens: 1, costMicroUsd: 1, holdId: "f" }, NOON + DAY)).toBeUndefined();
     expect(await first.spendOf(id, NOON + DAY)).toMatchObject({ tokensSpent: 0, costSpentMicroUsd: 0, tokensReserved: 1 });
   });
 
   it("a reservation held across the end of a period stays held in the next, and is settled there", async () => {
     const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 100, periodMs: 60_000 } });
     const end = Math.ceil(NOON / 60_000) * 60_000 + 60_000;
-    expect(await first.reserve(record.id, { tokens: 80, costMicroUsd: 0 }, end - 1)).toBeUndefined();
+    expect(await first.reserve(record.id, { tokens: 80, costMicroUsd: 0, holdId: "a" }, end - 1)).toBeUndefined();
     // The next minute's period: nothing spent, 80 still held.
-    expect((await second.reserve(record.id, { tokens: 30, costMicroUsd: 0 }, end + 1))?.dimension).toBe("tokens");
-    await second.settle(record.id, { tokens: 80, costMicroUsd: 0 }, { tokens: 70, costMicroUsd: 0 }, end + 1);
+    expect((await second.reserve(record.id, { tokens: 30, costMicroUsd: 0, holdId: "b" }, end + 1))?.dimension).toBe("tokens");
+    await second.settle(record.id, "a", { tokens: 70, costMicroUsd: 0 }, end + 1);
     expect(await first.spendOf(record.id, end + 1)).toMatchObject({ tokensSpent: 70, tokensReserved: 0 });
+  });
+
+  it("what a process that died held expires: a reservation after holdTimes.requestMs, a run slot after holdTimes.runMs; a late settle charges what was used and gives nothing back twice", async () => {
+    const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 1_000, concurrentRuns: 1 } });
+    const id = record.id;
+    expect(await first.reserve(id, { tokens: 900, costMicroUsd: 0, holdId: "lost" }, NOON)).toBeUndefined();
+    expect(await first.startRun(id, "lost-run", NOON)).toBeUndefined();
+    // Still held 9 minutes later: no room, no slot.
+    expect((await second.reserve(id, { tokens: 200, costMicroUsd: 0, holdId: "a" }, NOON + 9 * 60_000))?.dimension).toBe("tokens");
+    expect((await second.startRun(id, "b", NOON + 9 * 60_000))?.dimension).toBe("concurrentRuns");
+    // 10 minutes on the reservation is given back; the run slot (an hour) is not.
+    expect(await second.spendOf(id, NOON + 10 * 60_000)).toMatchObject({ tokensReserved: 0, activeRuns: 1 });
+    expect(await second.reserve(id, { tokens: 200, costMicroUsd: 0, holdId: "c" }, NOON + 10 * 60_000)).toBeUndefined();
+    expect((await second.startRun(id, "d", NOON + 59 * 60_000))?.dimension).toBe("concurrentRuns");
+    expect(await second.startRun(id, "e", NOON + 60 * 60_000)).toBeUndefined();
+    // The lost holder comes back late: its usage is charged, its expired hold gives nothing back a second time.
+    await first.settle(id, "lost", { tokens: 50, costMicroUsd: 0 }, NOON + 60 * 60_000);
+    await first.endRun(id, "lost-run", NOON + 60 * 60_000);
+    expect(await first.spendOf(id, NOON + 60 * 60_000)).toMatchObject({ tokensSpent: 50, tokensReserved: 0, activeRuns: 1 });
   });
 
   it("startRun takes a run slot and counts the minute; over concurrentRuns, requestsPerMinute or a spent cap it is refused with when to retry; endRun frees the slot", async () => {
@@ -110,34 +129,38 @@ describe.each(stores)("%s key store: spend caps", (_, pair) => {
     const id = record.id;
     const minute = Math.floor(NOON / 60_000) * 60_000;
     const at = minute + 15_000;
-    expect(await first.startRun(id, at)).toBeUndefined();
-    expect(await second.startRun(id, at)).toBeUndefined();
-    expect(await first.startRun(id, at)).toEqual({ dimension: "concurrentRuns", used: 2, asked: 1, limit: 2, retryAfterSeconds: 1 });
-    await second.endRun(id);
-    expect(await first.startRun(id, at)).toBeUndefined();
-    await first.endRun(id);
+    expect(await first.startRun(id, "r1", at)).toBeUndefined();
+    expect(await second.startRun(id, "r2", at)).toBeUndefined();
+    expect(await first.startRun(id, "r3", at)).toEqual({ dimension: "concurrentRuns", used: 2, asked: 1, limit: 2, retryAfterSeconds: 1 });
+    await second.endRun(id, "r2", at);
+    // An end of a slot that is not held changes nothing.
+    await second.endRun(id, "r2", at);
+    expect(await first.spendOf(id, at)).toMatchObject({ activeRuns: 1 });
+    expect(await first.startRun(id, "r4", at)).toBeUndefined();
+    await first.endRun(id, "r4", at);
     // Three started this minute: the fourth waits for the next minute (45 s away).
-    expect(await second.startRun(id, at)).toEqual({ dimension: "requestsPerMinute", used: 3, asked: 1, limit: 3, retryAfterSeconds: 45 });
-    expect(await second.startRun(id, minute + 60_000)).toBeUndefined();
-    await second.endRun(id);
-    await second.endRun(id);
+    expect(await second.startRun(id, "r5", at)).toEqual({ dimension: "requestsPerMinute", used: 3, asked: 1, limit: 3, retryAfterSeconds: 45 });
+    expect(await second.startRun(id, "r6", minute + 60_000)).toBeUndefined();
+    await second.endRun(id, "r1", minute + 60_000);
+    await second.endRun(id, "r6", minute + 60_000);
     // Tokens all spent: no run starts until the period ends.
-    await first.reserve(id, { tokens: 10, costMicroUsd: 0 }, at);
-    await first.settle(id, { tokens: 10, costMicroUsd: 0 }, { tokens: 10, costMicroUsd: 0 }, at);
-    expect((await first.startRun(id, minute + 120_000))?.dimension).toBe("tokens");
+    await first.reserve(id, { tokens: 10, costMicroUsd: 0, holdId: "t" }, at);
+    await first.settle(id, "t", { tokens: 10, costMicroUsd: 0 }, at);
+    expect((await first.startRun(id, "r7", minute + 120_000))?.dimension).toBe("tokens");
     expect(await first.spendOf(id, minute + 120_000)).toMatchObject({ activeRuns: 0, tokensSpent: 10 });
   });
 
   it("a revoked key's reservation is refused as revoked", async () => {
     const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 10 } });
+    await first.reserve(record.id, { tokens: 1, costMicroUsd: 0, holdId: "a" }, NOON);
     await second.revoke("k");
-    expect((await first.reserve(record.id, { tokens: 1, costMicroUsd: 0 }, NOON))?.dimension).toBe("revoked");
+    expect((await first.reserve(record.id, { tokens: 1, costMicroUsd: 0, holdId: "b" }, NOON))?.dimension).toBe("revoked");
     expect(await first.spendOf(record.id, NOON)).toBeUndefined();
   });
 
   it("200 reservations of 7 tokens at once on two connections, cap 500: exactly 71 are held, never more than the cap", async () => {
     const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 500 } });
-    const results = await Promise.all(Array.from({ length: 200 }, (_, n) => (n % 2 === 0 ? first : second).reserve(record.id, { tokens: 7, costMicroUsd: 0 }, NOON)));
+    const results = await Promise.all(Array.from({ length: 200 }, (_, n) => (n % 2 === 0 ? first : second).reserve(record.id, { tokens: 7, costMicroUsd: 0, holdId: `h${n}` }, NOON)));
     expect(results.filter((result) => result === undefined)).toHaveLength(71);
     expect(results.filter((result) => result !== undefined).every((result) => result!.dimension === "tokens")).toBe(true);
     expect(await first.spendOf(record.id, NOON)).toMatchObject({ tokensReserved: 497 });

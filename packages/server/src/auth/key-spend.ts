@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { ReachError, microUsd, type SpendAmount, type SpendReserver, type StoredSpend } from "rein";
 import { RequestError } from "../http-error";
 import type { ApiKeyStore } from "./api-key";
@@ -23,7 +24,8 @@ export interface KeyRun {
 export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller): Promise<KeyRun | undefined> {
   const { keyId, caps } = caller;
   if (keys === undefined || keyId === undefined || caps === undefined) return undefined;
-  const refusal = await keys.startRun(keyId);
+  const slot = randomUUID();
+  const refusal = await keys.startRun(keyId, slot);
   if (refusal !== undefined) throw new RequestError("budget_exhausted", describeRefusal(refusal), refusal.retryAfterSeconds);
   let ended = false;
   return {
@@ -31,7 +33,7 @@ export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller)
     async end() {
       if (ended) return;
       ended = true;
-      await keys.endRun(keyId);
+      await keys.endRun(keyId, slot);
     },
   };
 }
@@ -46,12 +48,12 @@ function keySpend(keys: ApiKeyStore, keyId: string, capsCost: boolean): SpendRes
           "spend cap: this key caps cost, and the request's model has no price in the runtime's pricing table, so its cost cannot be held: give the Runtime a pricing entry for the model",
         );
       }
-      const held = stored(estimate);
-      const refusal = await keys.reserve(keyId, held);
+      const holdId = randomUUID();
+      const refusal = await keys.reserve(keyId, { ...stored(estimate), holdId });
       if (refusal !== undefined) throw new SpendCapExceededError(refusal);
       return {
-        settle: (used) => keys.settle(keyId, held, stored(used)),
-        release: () => keys.settle(keyId, held, { tokens: 0, costMicroUsd: 0 }),
+        settle: (used) => keys.settle(keyId, holdId, stored(used)),
+        release: () => keys.settle(keyId, holdId, { tokens: 0, costMicroUsd: 0 }),
       };
     },
   };

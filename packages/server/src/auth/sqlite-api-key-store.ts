@@ -1,7 +1,24 @@
 import Database from "libsql";
-import { SessionStore, SessionStoreError, currentSpend, microUsd, spendRefusal, type KeySpend, type SpendCaps, type SpendRefusal, type StoredSpend } from "rein";
+import {
+  DEFAULT_HOLD_TIMES,
+  SessionStore,
+  SessionStoreError,
+  endRunStep,
+  liveSpend,
+  microUsd,
+  reserveStep,
+  settleStep,
+  startRunStep,
+  type HoldTimes,
+  type KeySpend,
+  type SpendCaps,
+  type SpendHold,
+  type SpendRefusal,
+  type SpendStep,
+  type StoredSpend,
+} from "rein";
 import { capsOf, checkCreateOptions, newApiKey, parseScopes, recordOf, type ApiKeyRecord, type ApiKeyStore, type CreateApiKeyOptions, type IssuedApiKey, type StoredApiKey } from "./api-key";
-import { SPEND_COLUMNS, SQLITE_SPEND, capsOfRow, spendOfRow, type SpendRow } from "./sqlite-spend-sql";
+import { SPEND_COLUMNS, SQLITE_SPEND, capsOfRow, holdOfRow, spendOfRow, type HoldRow, type SpendRow } from "./sqlite-spend-sql";
 
 /**
  * Options of {@link SqliteApiKeyStore}.
@@ -15,6 +32,8 @@ export interface SqliteApiKeyStoreOptions {
   readonly path: string;
   /** How long a write waits for another connection's lock, in ms. @default 5_000 */
   readonly busyTimeoutMs?: number;
+  /** How long a reservation and a run slot count when never given back (their process died). @default DEFAULT_HOLD_TIMES (10 min, 1 h) */
+  readonly holdTimes?: HoldTimes;
 }
 
 interface Row extends SpendRow {
@@ -42,6 +61,7 @@ const COLUMNS = `id, name, scopes, key_sha256, created_at, ${SPEND_COLUMNS}`;
 export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly db: Database.Database;
   private readonly path: string;
+  private readonly holdTimes: HoldTimes;
 
   constructor(options: SqliteApiKeyStoreOptions) {
     if (typeof options !== "object" || options === null || typeof options.path !== "string" || options.path === "") {
@@ -49,6 +69,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     }
     if (options.path !== ":memory:") ensureSessionSchema(options.path);
     this.path = options.path;
+    this.holdTimes = options.holdTimes ?? DEFAULT_HOLD_TIMES;
     this.db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS rein_api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, key_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL)",
@@ -58,6 +79,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     for (const [column, type] of SQLITE_SPEND.columns) {
       if (!columns.has(column)) this.db.exec(`ALTER TABLE rein_api_keys ADD COLUMN ${column} ${type}`);
     }
+    this.db.exec(SQLITE_SPEND.holdsTable);
   }
 
   async create(options: CreateApiKeyOptions): Promise<IssuedApiKey> {
@@ -82,7 +104,10 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   }
 
   async revoke(name: string): Promise<boolean> {
-    return this.db.prepare("DELETE FROM rein_api_keys WHERE name = ?").run(name).changes > 0;
+    const row = this.db.prepare("SELECT id FROM rein_api_keys WHERE name = ?").get(name) as { id: string } | undefined;
+    if (row === undefined) return false;
+    this.db.prepare(SQLITE_SPEND.deleteHolds).run({ id: row.id });
+    return this.db.prepare("DELETE FROM rein_api_keys WHERE id = ?").run(row.id).changes > 0;
   }
 
   async find(id: string): Promise<StoredApiKey | undefined> {
@@ -90,25 +115,70 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     return row === undefined ? undefined : storedOf(row);
   }
 
-  async startRun(id: string, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.spend(() => this.change(id, now, undefined, () => this.db.prepare(SQLITE_SPEND.startRun).run({ id, now }).changes));
+  async startRun(id: string, holdId: string, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, (caps, spend) => startRunStep(caps, spend, holdId, this.holdTimes, now));
   }
 
-  async endRun(id: string): Promise<void> {
-    this.spend(() => this.db.prepare(SQLITE_SPEND.endRun).run({ id }));
+  async endRun(id: string, holdId: string, now = Date.now()): Promise<void> {
+    this.step(id, now, (_, spend) => ({ spend: endRunStep(spend, this.take(id, holdId)) }));
   }
 
-  async reserve(id: string, amount: StoredSpend, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.spend(() => this.change(id, now, amount, () => this.db.prepare(SQLITE_SPEND.reserve).run({ id, now, tokens: amount.tokens, cost: amount.costMicroUsd }).changes));
+  async reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now = Date.now()): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, (caps, spend) => reserveStep(caps, spend, hold.holdId, hold, this.holdTimes, now));
   }
 
-  async settle(id: string, reserved: StoredSpend, used: StoredSpend, now = Date.now()): Promise<void> {
-    this.spend(() => this.db.prepare(SQLITE_SPEND.settle).run({ id, now, tokens: reserved.tokens, cost: reserved.costMicroUsd, usedTokens: used.tokens, usedCost: used.costMicroUsd }));
+  async settle(id: string, holdId: string, used: StoredSpend, now = Date.now()): Promise<void> {
+    this.step(id, now, (_, spend) => ({ spend: settleStep(spend, this.take(id, holdId), used) }));
   }
 
   async spendOf(id: string, now = Date.now()): Promise<KeySpend | undefined> {
     const row = this.row(id);
-    return row === undefined ? undefined : currentSpend(capsOfRow(row) ?? {}, spendOfRow(row), now);
+    if (row === undefined) return undefined;
+    const expired = (this.db.prepare(SQLITE_SPEND.expired).all({ id, now }) as HoldRow[]).map(holdOfRow);
+    return liveSpend(capsOfRow(row) ?? {}, spendOfRow(row), expired, now);
+  }
+
+  /**
+   * One step of key `id`'s spend in one `BEGIN IMMEDIATE` transaction: its
+   * expired holds dropped, `step` applied to its live spend, the spend and
+   * the new hold written. A refusal writes only the dropped holds.
+   */
+  private step(id: string, now: number, step: (caps: SpendCaps, spend: KeySpend) => SpendStep): SpendRefusal | undefined {
+    return this.spend(() => {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        const row = this.row(id);
+        if (row === undefined) {
+          this.db.exec("COMMIT");
+          return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
+        }
+        const caps = capsOfRow(row) ?? {};
+        const expired = (this.db.prepare(SQLITE_SPEND.expired).all({ id, now }) as HoldRow[]).map(holdOfRow);
+        if (expired.length > 0) this.db.prepare(SQLITE_SPEND.deleteExpired).run({ id, now });
+        const live = liveSpend(caps, spendOfRow(row), expired, now);
+        const outcome = step(caps, live);
+        const next = "refusal" in outcome ? live : outcome.spend;
+        this.db.prepare(SQLITE_SPEND.writeSpend).run({ id, ...next });
+        if (!("refusal" in outcome) && outcome.hold !== undefined) this.insert(id, outcome.hold);
+        this.db.exec("COMMIT");
+        return "refusal" in outcome ? outcome.refusal : undefined;
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw error;
+      }
+    });
+  }
+
+  private insert(id: string, hold: SpendHold): void {
+    this.db.prepare(SQLITE_SPEND.insertHold).run({ id, holdId: hold.holdId, kind: hold.kind, tokens: hold.tokens, cost: hold.costMicroUsd, expiresAt: hold.expiresAt });
+  }
+
+  /** Removes and returns the hold `holdId` of key `id`, if it is still held (inside a step's transaction). */
+  private take(id: string, holdId: string): SpendHold | undefined {
+    const row = this.db.prepare(SQLITE_SPEND.findHold).get({ id, holdId }) as HoldRow | undefined;
+    if (row === undefined) return undefined;
+    this.db.prepare(SQLITE_SPEND.deleteHold).run({ id, holdId });
+    return holdOfRow(row);
   }
 
   /** A spend statement: a failure of the file (busy past busyTimeoutMs, read-only, closed) is a `SessionStoreError`, which a server answers 503. */
@@ -124,24 +194,6 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     return this.db.prepare(`SELECT ${COLUMNS} FROM rein_api_keys WHERE id = ?`).get(id) as Row | undefined;
   }
 
-  /**
-   * Runs `update` (one conditional UPDATE: it changes the row only when the
-   * caps allow); when it changed nothing, reads the row to say why. A row
-   * that allows it by then (another connection gave room back meanwhile) is
-   * tried again.
-   */
-  private change(id: string, now: number, asked: StoredSpend | undefined, update: () => number): SpendRefusal | undefined {
-    // Bounded: each retry means another connection gave room back in between, which cannot go on for ever.
-    for (let attempt = 0; attempt < 16; attempt++) {
-      if (update() > 0) return undefined;
-      const row = this.row(id);
-      if (row === undefined) return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
-      const caps = capsOfRow(row) ?? {};
-      const refusal = spendRefusal(caps, currentSpend(caps, spendOfRow(row), now), asked, now);
-      if (refusal !== undefined) return refusal;
-    }
-    throw new Error(`API key ${id}: its spend row changed under 16 attempts in a row; retry the request`);
-  }
 
   async close(): Promise<void> {
     this.db.close();

@@ -1,4 +1,4 @@
-import { DEFAULT_CAP_PERIOD_MS, type KeySpend, type SpendCaps } from "rein";
+import { DEFAULT_CAP_PERIOD_MS, type KeySpend, type SpendCaps, type SpendHold } from "rein";
 
 /** @internal The spend columns of a key row as SQLite returns them. */
 export interface SpendRow {
@@ -21,20 +21,12 @@ export interface SpendRow {
 export const SPEND_COLUMNS =
   "period_ms, cap_tokens, cap_cost_micro, cap_runs, cap_rpm, window_start, tokens_spent, tokens_reserved, cost_spent_micro, cost_reserved_micro, active_runs, minute_start, minute_count";
 
-// The period and the minute that hold @now, and the figures of the row as of @now (an ended period's read 0).
-const NOW = "CAST(@now AS INTEGER)";
-const WINDOW = `((${NOW} / period_ms) * period_ms)`;
-const MINUTE = `((${NOW} / 60000) * 60000)`;
-const TOKENS_SPENT = `(CASE WHEN window_start = ${WINDOW} THEN tokens_spent ELSE 0 END)`;
-const COST_SPENT = `(CASE WHEN window_start = ${WINDOW} THEN cost_spent_micro ELSE 0 END)`;
-const MINUTE_COUNT = `(CASE WHEN minute_start = ${MINUTE} THEN minute_count ELSE 0 END)`;
-const ROLL = `tokens_spent = ${TOKENS_SPENT}, cost_spent_micro = ${COST_SPENT}, window_start = ${WINDOW}`;
-
 /**
- * @internal The statements of {@link SqliteApiKeyStore}'s spend caps: each
- * one UPDATE whose WHERE holds the caps' check (the same rule as `rein`'s
- * `spendRefusal`), so the check and the change are one atomic step however
- * many connections share the file.
+ * @internal The statements of {@link SqliteApiKeyStore}'s spend caps. Each
+ * step runs in one `BEGIN IMMEDIATE` transaction (the file's write lock, so
+ * steps of every connection are serialised): the key's expired holds
+ * dropped, its spend read, the step applied (`rein`'s `startRunStep`,
+ * `reserveStep`, …) and written back with the hold it adds or gives back.
  */
 export const SQLITE_SPEND = {
   columns: [
@@ -52,19 +44,32 @@ export const SQLITE_SPEND = {
     ["minute_start", "INTEGER NOT NULL DEFAULT 0"],
     ["minute_count", "INTEGER NOT NULL DEFAULT 0"],
   ] as const,
-  startRun:
-    `UPDATE rein_api_keys SET ${ROLL}, minute_count = ${MINUTE_COUNT} + 1, minute_start = ${MINUTE}, active_runs = active_runs + 1 ` +
-    `WHERE id = @id AND (cap_runs IS NULL OR active_runs < cap_runs) AND (cap_rpm IS NULL OR ${MINUTE_COUNT} < cap_rpm) ` +
-    `AND (cap_tokens IS NULL OR ${TOKENS_SPENT} + tokens_reserved < cap_tokens) AND (cap_cost_micro IS NULL OR ${COST_SPENT} + cost_reserved_micro < cap_cost_micro)`,
-  endRun: "UPDATE rein_api_keys SET active_runs = MAX(active_runs - 1, 0) WHERE id = @id",
-  reserve:
-    `UPDATE rein_api_keys SET ${ROLL}, tokens_reserved = tokens_reserved + @tokens, cost_reserved_micro = cost_reserved_micro + @cost ` +
-    `WHERE id = @id AND (cap_tokens IS NULL OR ${TOKENS_SPENT} + tokens_reserved + @tokens <= cap_tokens) ` +
-    `AND (cap_cost_micro IS NULL OR ${COST_SPENT} + cost_reserved_micro + @cost <= cap_cost_micro)`,
-  settle:
-    `UPDATE rein_api_keys SET tokens_spent = ${TOKENS_SPENT} + @usedTokens, cost_spent_micro = ${COST_SPENT} + @usedCost, window_start = ${WINDOW}, ` +
-    "tokens_reserved = MAX(tokens_reserved - @tokens, 0), cost_reserved_micro = MAX(cost_reserved_micro - @cost, 0) WHERE id = @id",
+  holdsTable:
+    "CREATE TABLE IF NOT EXISTS rein_api_key_holds (key_id TEXT NOT NULL, hold_id TEXT NOT NULL, kind TEXT NOT NULL, tokens INTEGER NOT NULL, cost_micro INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (key_id, hold_id))",
+  expired: "SELECT hold_id, kind, tokens, cost_micro, expires_at FROM rein_api_key_holds WHERE key_id = @id AND expires_at <= @now",
+  deleteExpired: "DELETE FROM rein_api_key_holds WHERE key_id = @id AND expires_at <= @now",
+  findHold: "SELECT hold_id, kind, tokens, cost_micro, expires_at FROM rein_api_key_holds WHERE key_id = @id AND hold_id = @holdId",
+  deleteHold: "DELETE FROM rein_api_key_holds WHERE key_id = @id AND hold_id = @holdId",
+  insertHold: "INSERT INTO rein_api_key_holds (key_id, hold_id, kind, tokens, cost_micro, expires_at) VALUES (@id, @holdId, @kind, @tokens, @cost, @expiresAt)",
+  deleteHolds: "DELETE FROM rein_api_key_holds WHERE key_id = @id",
+  writeSpend:
+    "UPDATE rein_api_keys SET window_start = @windowStart, tokens_spent = @tokensSpent, tokens_reserved = @tokensReserved, cost_spent_micro = @costSpentMicroUsd, " +
+    "cost_reserved_micro = @costReservedMicroUsd, active_runs = @activeRuns, minute_start = @minuteStart, minute_count = @minuteCount WHERE id = @id",
 };
+
+/** @internal A hold row. */
+export interface HoldRow {
+  hold_id: string;
+  kind: string;
+  tokens: number;
+  cost_micro: number;
+  expires_at: number;
+}
+
+/** @internal The hold of a row. */
+export function holdOfRow(row: HoldRow): SpendHold {
+  return { holdId: row.hold_id, kind: row.kind === "run" ? "run" : "request", tokens: Number(row.tokens), costMicroUsd: Number(row.cost_micro), expiresAt: Number(row.expires_at) };
+}
 
 /** @internal The caps of a key row, undefined when it has none. */
 export function capsOfRow(row: SpendRow): SpendCaps | undefined {
