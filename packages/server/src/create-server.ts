@@ -27,7 +27,7 @@ import { readJsonObject, readRunBody, SESSION_ID } from "./request-body";
 import { STORE_UNAVAILABLE, fromStore, isStoreFault } from "./store-fault";
 import { registerState, type ServerState } from "./server-state";
 import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
-import { startKeyRun, type KeyRun } from "./auth/key-spend";
+import { startKeyRun } from "./auth/key-spend";
 import { SpendCapExceededError } from "./auth/spend-cap-error";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor, storedSessionId } from "./ownership";
@@ -194,15 +194,7 @@ export function createServer(options: CreateServerOptions): Hono {
   };
 
   /** Starts a run of `caller` under its key's spend caps (a 429 over one); a key store that fails is a 503. */
-  const capped = async (caller: Caller): Promise<KeyRun | undefined> => {
-    try {
-      return await startKeyRun(options.auth?.keys, caller);
-    } catch (error) {
-      if (error instanceof RequestError) throw error;
-      report(error);
-      throw new RequestError("store_unavailable", STORE_UNAVAILABLE);
-    }
-  };
+  const capped = (caller: Caller) => startKeyRun(options.auth?.keys, caller, report);
 
   app.onError((error, c) => {
     if (error instanceof RequestError) {

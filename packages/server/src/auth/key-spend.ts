@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ReachError, microUsd, type SpendAmount, type SpendReserver, type StoredSpend } from "rein";
 import { RequestError } from "../http-error";
+import { STORE_UNAVAILABLE } from "../store-fault";
 import type { ApiKeyStore } from "./api-key";
 import type { Caller } from "./caller";
 import { SpendCapExceededError, describeRefusal } from "./spend-cap-error";
@@ -19,13 +20,18 @@ export interface KeyRun {
  * @internal Starts a run of `caller` under its key's caps: undefined for a
  * key without caps (nothing asked of the store), else a {@link KeyRun}. A
  * cap that refuses the start (runs at once, runs this minute, tokens or
- * cost all spent) is a 429 `budget_exhausted` with `Retry-After`.
+ * cost all spent) is a 429 `budget_exhausted` with `Retry-After`; a key
+ * store that fails, a 503 `store_unavailable` (the fault to `report`).
  */
-export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller): Promise<KeyRun | undefined> {
+export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller, report: (error: unknown) => void): Promise<KeyRun | undefined> {
   const { keyId, caps } = caller;
   if (keys === undefined || keyId === undefined || caps === undefined) return undefined;
   const slot = randomUUID();
-  const refusal = await keys.startRun(keyId, slot);
+  const refusal = await keys.startRun(keyId, slot).catch((error: unknown) => {
+    // What the store's fault says (hosts, files) goes to the report, never to the client.
+    report(error);
+    throw new RequestError("store_unavailable", STORE_UNAVAILABLE);
+  });
   if (refusal !== undefined) throw new RequestError("budget_exhausted", describeRefusal(refusal), refusal.retryAfterSeconds);
   let ended = false;
   return {
