@@ -8,6 +8,11 @@ import type { SessionNode } from "../session/session-node";
 // Children run TypeScript source through tsx with the test tsconfig's paths (no build).
 const ROOT = resolve(__dirname, "../../../..");
 const CHILD = join(__dirname, "__fixtures__", "resumable-child.ts");
+/**
+ * Each test runs 2 to 4 child processes one after another, each loading the sources through tsx: about 1.5 s of
+ * CPU each, and over 20 s of waiting each at a load of 20 on two cores (60 s was too short there).
+ */
+const CHILDREN_TIMEOUT_MS = 180_000;
 
 let directory: string;
 beforeEach(() => {
@@ -142,7 +147,7 @@ test.each([
   const run = runNode(db, runId);
   expect(run.metadata["status"]).toBe("completed");
   expect(run.output).toEqual(expected);
-}, 60_000);
+}, CHILDREN_TIMEOUT_MS);
 
 test("SIGKILL while parallel branches run: each branch resumes from its own progress", async () => {
   const db = join(directory, "runs.db");
@@ -159,7 +164,7 @@ test("SIGKILL while parallel branches run: each branch resumes from its own prog
   const steps = stepsOf(db, runId);
   expect(steps.filter((node) => node.metadata["workflow"] === true).map((node) => node.metadata["step"])).toEqual(["left", "right"]);
   expect(steps.every((node) => node.metadata["status"] === "completed")).toBe(true);
-}, 60_000);
+}, CHILDREN_TIMEOUT_MS);
 
 test("an external step killed before its result was saved is never continued automatically; resumeRun continues it", async () => {
   const db = join(directory, "runs.db");
@@ -182,7 +187,7 @@ test("an external step killed before its result was saved is never continued aut
   const lines = await runToEnd("resume-run", db, callsFile, runId);
   expect(JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7))).toBe("sent: paid 700 for order-7");
   expect(calls(callsFile)).toEqual(["pay", "notify"]);
-}, 60_000);
+}, CHILDREN_TIMEOUT_MS);
 
 test("a run killed while a tool call waited for a person's approval is never continued automatically; resumeRun asks again and finishes it", async () => {
   const db = join(directory, "runs.db");
@@ -207,7 +212,7 @@ test("a run killed while a tool call waited for a person's approval is never con
   const lines = await runToEnd("resume-run", db, callsFile, runId);
   expect(JSON.parse(lines.find((line) => line.startsWith("result "))!.slice(7))).toBe("published");
   expect(calls(callsFile)).toEqual(["publish"]);
-}, 60_000);
+}, CHILDREN_TIMEOUT_MS);
 
 test("3 processes resume the interrupted runs of one SQLite file at once: each run is resumed exactly once", async () => {
   const db = join(directory, "runs.db");
@@ -229,7 +234,7 @@ test("3 processes resume the interrupted runs of one SQLite file at once: each r
   // Each run's interrupted step ran once in all, and its finished steps in none.
   expect(calls(callsFile).sort()).toEqual([...Array(RUNS).fill("format"), ...Array(RUNS).fill("score")]);
   expect(reports.flatMap((one) => one.leftAlone).every((run) => run.reason === "running-elsewhere")).toBe(true);
-}, 120_000);
+}, CHILDREN_TIMEOUT_MS);
 
 test("two processes on one SQLite file: worker A stalls inside a step past its lease, worker B resumes the run and completes it; A's late write is refused (LeaseLostError) and B's result stands", async () => {
   const db = join(directory, "runs.db");
@@ -261,4 +266,4 @@ test("two processes on one SQLite file: worker A stalls inside a step past its l
   } finally {
     store.close();
   }
-}, 180_000);
+}, CHILDREN_TIMEOUT_MS);
