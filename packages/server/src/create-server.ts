@@ -36,6 +36,7 @@ import type { ResumeEntry } from "./run-feed";
 import type { BackgroundQueue } from "./background/background-queue";
 import { NO_QUEUE, enqueueRun, mountRunRoute, prefersAsync } from "./background/background-routes";
 import { cancelBackgroundRun } from "./background/run-events-route";
+import { mountBackgroundApprovalRoute } from "./background/background-approvals-route";
 
 /**
  * Options of {@link createServer}.
@@ -227,6 +228,8 @@ export function createServer(options: CreateServerOptions): Hono {
 
   app.get("/healthz", (c) => c.json({ status: state.closing ? "closing" : "ok", runs: state.runs.size }));
   // Approvals over HTTP, the runs feed and the Inspector page (live-routes.ts).
+  // Before the in-process approvals route: a background run's answer goes to whichever process executes it.
+  mountBackgroundApprovalRoute(app, { who, queue, read, maxBodyBytes });
   const feed = mountLiveRoutes(app, { who, store, maxBodyBytes, heartbeatMs, approvalTimeoutMs: options.approvalTimeoutMs, inspector: options.inspector });
 
   app.post("/v1/agent/run", async (c) => {

@@ -7,6 +7,7 @@ import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./backgr
 import { budgetFromJob } from "./job-budget";
 import { resumeForJob, unfinishedRunOf } from "./background-resume";
 import { RunEventRecorder } from "./run-event-recorder";
+import { approvalTimeoutOf, RunApprovals } from "../approvals";
 
 /**
  * Options of {@link startBackgroundWorker}.
@@ -26,6 +27,13 @@ export interface BackgroundWorkerOptions {
   readonly reach?: ReachPolicy;
   /** Runs executed at once by this process. @default 1 */
   readonly concurrency?: number;
+  /**
+   * How long a tool call of a `requiresApproval` method (of an agent with no
+   * `approveToolCall` of its own) waits for `POST
+   * /v1/runs/:id/approvals/:toolCallId` on any instance before it is denied.
+   * @default 300_000
+   */
+  readonly approvalTimeoutMs?: number;
   /** Receives a store fault behind a retried job. @default one line on stderr */
   readonly onInternalError?: (error: unknown) => void;
 }
@@ -59,27 +67,34 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   const policy = options.reach ?? new ReachPolicy();
   const report = options.onInternalError ?? ((error: unknown) => process.stderr.write(`rein worker: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`));
   const channel = queue.channel;
-  /** The runs executing in this process: a cancel sent from any instance aborts its run here. */
-  const executing = new Map<string, AbortController>();
+  const approvalTimeoutMs = approvalTimeoutOf(options.approvalTimeoutMs);
+  /** The runs executing in this process: a cancel or an approval sent from any instance reaches its run here. */
+  const executing = new Map<string, { controller: AbortController; approvals: RunApprovals }>();
   const stopControls = channel?.onControl((request) => {
-    if (request.action === "cancel") executing.get(request.runId)?.abort(new Error(`run ${request.runId} cancelled by request`));
+    const run = executing.get(request.runId);
+    if (run === undefined) return;
+    if (request.action === "cancel") run.controller.abort(new Error(`run ${request.runId} cancelled by request`));
+    else if (request.toolCallId !== undefined) run.approvals.answer(request.toolCallId, request.action === "approve");
   });
   const execute = async (job: BackgroundJob): Promise<BackgroundOutcome> => {
     const recorder = channel === undefined ? undefined : new RunEventRecorder(channel, job.runId, report);
     const controller = new AbortController();
-    executing.set(job.runId, controller);
+    // A requiresApproval call waits for an answer from any instance; its request is in the run's log (approval-request).
+    const approvals = new RunApprovals(approvalTimeoutMs, (event) => recorder?.record(event), controller.signal);
+    executing.set(job.runId, { controller, approvals });
     try {
-      const outcome = await attempt(job, controller, recorder);
+      const outcome = await attempt(job, controller, approvals, recorder);
       // The log's last event: a follower of GET /v1/runs/:id/events ends its stream on it.
       recorder?.record({ type: "run-end", status: outcome.status, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) });
       return outcome;
     } finally {
+      approvals.close();
       executing.delete(job.runId);
       await recorder?.flush();
       channel?.release?.(job.runId);
     }
   };
-  const attempt = async (job: BackgroundJob, controller: AbortController, recorder: RunEventRecorder | undefined): Promise<BackgroundOutcome> => {
+  const attempt = async (job: BackgroundJob, controller: AbortController, approvals: RunApprovals, recorder: RunEventRecorder | undefined): Promise<BackgroundOutcome> => {
     const entry = Object.prototype.hasOwnProperty.call(entries, job.entry) ? entries[job.entry] : undefined;
     if (entry === undefined) {
       return { status: "error", result: null, error: { type: "not_found", name: "Error", message: `no entry '${job.entry.slice(0, 64)}' in this worker's module; listed: ${Object.keys(entries).join(", ").slice(0, 400)}` } };
@@ -89,6 +104,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     const onEvent = (event: RunEvent) => {
       observed = true;
       recorder?.record(event);
+      approvals.observe(event);
       if (event.type === "model-response") {
         usage.inputTokens += event.usage.inputTokens;
         usage.outputTokens += event.usage.outputTokens;
@@ -110,7 +126,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
       });
       const value = await (resumed === undefined
-        ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, signal: controller.signal, onEvent })
+        ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
         : Promise.race([resumed, aborted]));
       if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
       return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...base() };

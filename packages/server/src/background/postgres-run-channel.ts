@@ -22,7 +22,12 @@ export interface PostgresRunChannelOptions {
 }
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,40}$/;
-const CONTROL_ACTIONS: readonly string[] = ["cancel"];
+const CONTROL_ACTIONS: readonly string[] = ["cancel", "approve", "deny"];
+
+/** What a control request is about: the run's cancel, or one tool call's answer (each given once). */
+function subjectOf(request: RunControl): string {
+  return request.action === "cancel" ? "cancel" : `call:${request.toolCallId ?? ""}`;
+}
 
 /**
  * The {@link RunChannel} on Postgres: a run's events are rows of
@@ -105,7 +110,7 @@ export class PostgresRunChannel implements RunChannel {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`rein-run-channel:${this.schema}`]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_events (run_id text NOT NULL, seq integer NOT NULL, event jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, seq))`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_controls (run_id text NOT NULL, action text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, action))`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_controls (run_id text NOT NULL, subject text NOT NULL, action text NOT NULL, tool_call_id text, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, subject))`);
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
@@ -170,10 +175,14 @@ export class PostgresRunChannel implements RunChannel {
       return;
     }
     if (message.channel === this.controlChannel) {
-      const colon = payload.indexOf(":");
-      const action = payload.slice(0, colon);
-      if (colon < 0 || !CONTROL_ACTIONS.includes(action)) return;
-      const request: RunControl = { runId: payload.slice(colon + 1), action: action as RunControl["action"] };
+      let request: RunControl;
+      try {
+        const parsed = JSON.parse(payload) as { runId?: unknown; action?: unknown; toolCallId?: unknown };
+        if (typeof parsed.runId !== "string" || typeof parsed.action !== "string" || !CONTROL_ACTIONS.includes(parsed.action)) return;
+        request = { runId: parsed.runId, action: parsed.action as RunControl["action"], ...(typeof parsed.toolCallId === "string" ? { toolCallId: parsed.toolCallId } : {}) };
+      } catch {
+        return;
+      }
       for (const handler of this.controlHandlers) handler(request);
     }
   }
@@ -234,20 +243,29 @@ export class PostgresRunChannel implements RunChannel {
   }
 
   /** {@inheritDoc RunChannel.control} */
-  async control(request: RunControl): Promise<void> {
+  async control(request: RunControl): Promise<boolean> {
     if (!CONTROL_ACTIONS.includes(request.action)) throw new TypeError(`PostgresRunChannel.control: unknown action '${String(request.action).slice(0, 32)}' (expected ${CONTROL_ACTIONS.join(", ")})`);
+    if (request.action !== "cancel" && (typeof request.toolCallId !== "string" || request.toolCallId === "")) {
+      throw new TypeError(`PostgresRunChannel.control: ${request.action} needs the toolCallId it answers`);
+    }
     const pool = await this.start();
-    await pool.query(
-      `WITH added AS (INSERT INTO "${this.schema}".rein_run_controls (run_id, action) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($3, $4)`,
-      [request.runId, request.action, this.controlChannel, `${request.action}:${request.runId}`],
+    const payload = JSON.stringify({ runId: request.runId, action: request.action, ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }) });
+    // Recorded and sent in one statement, only when it is the first of its subject.
+    const found = await pool.query<{ sent: string }>(
+      `WITH added AS (INSERT INTO "${this.schema}".rein_run_controls (run_id, subject, action, tool_call_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT pg_notify($5, $6) AS sent FROM added`,
+      [request.runId, subjectOf(request), request.action, request.toolCallId ?? null, this.controlChannel, payload],
     );
+    return found.rows.length > 0;
   }
 
   /** {@inheritDoc RunChannel.controlsOf} */
   async controlsOf(runId: string): Promise<RunControl[]> {
     const pool = await this.start();
-    const found = await pool.query<{ action: string }>(`SELECT action FROM "${this.schema}".rein_run_controls WHERE run_id = $1`, [runId]);
-    return found.rows.filter((row) => CONTROL_ACTIONS.includes(row.action)).map((row) => ({ runId, action: row.action as RunControl["action"] }));
+    const found = await pool.query<{ action: string; tool_call_id: string | null }>(`SELECT action, tool_call_id FROM "${this.schema}".rein_run_controls WHERE run_id = $1 ORDER BY created_at`, [runId]);
+    return found.rows
+      .filter((row) => CONTROL_ACTIONS.includes(row.action))
+      .map((row) => ({ runId, action: row.action as RunControl["action"], ...(row.tool_call_id === null ? {} : { toolCallId: row.tool_call_id }) }));
   }
 
   /** {@inheritDoc RunChannel.onControl} */

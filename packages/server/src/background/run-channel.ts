@@ -10,11 +10,14 @@ export interface StoredRunEvent {
 
 /**
  * A request that travels from any instance to the process executing a run:
- * `cancel` (the run stops and ends `cancelled`).
+ * `cancel` (the run stops and ends `cancelled`), or the answer to one of its
+ * tool calls waiting for approval: `approve` or `deny`, with the call's id.
  */
 export interface RunControl {
   readonly runId: string;
-  readonly action: "cancel";
+  readonly action: "cancel" | "approve" | "deny";
+  /** The tool call an `approve` or `deny` answers. */
+  readonly toolCallId?: string;
 }
 
 /**
@@ -38,8 +41,12 @@ export interface RunChannel {
   read(runId: string, afterSeq: number, limit?: number): Promise<StoredRunEvent[]>;
   /** Calls `wake` whenever events may have been appended to the run (in any process); returns the function that stops it. */
   follow(runId: string, wake: () => void): () => void;
-  /** Records a control request and tells every instance (the one executing the run acts on it). */
-  control(request: RunControl): Promise<void>;
+  /**
+   * Records a control request and tells every instance (the one executing
+   * the run acts on it). Resolves `false`, sending nothing, when the run's
+   * cancel or that tool call's answer was recorded before: each is given once.
+   */
+  control(request: RunControl): Promise<boolean>;
   /** The control requests recorded for a run (one sent before its worker listened is not lost). */
   controlsOf(runId: string): Promise<RunControl[]>;
   /** Calls `handler` with every control request sent from now on (any instance); returns the function that stops it. */

@@ -1,0 +1,63 @@
+import type { Context as HonoContext, Hono } from "hono";
+import type { ApiKeyScope } from "../auth/api-key";
+import type { Caller } from "../auth/caller";
+import { RequestError, bounded } from "../http-error";
+import { readJsonObject } from "../request-body";
+import type { BackgroundQueue } from "./background-queue";
+import type { RunChannel } from "./run-channel";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ENDED = new Set(["completed", "error", "cancelled"]);
+
+/**
+ * @internal `POST /v1/runs/:id/approvals/:toolCallId` `{ approve: boolean }`
+ * for a background run, on any instance: the answer is recorded once and
+ * sent on the queue's channel to the process executing the run, whose
+ * waiting tool call then runs (approve) or is refused (deny). Answers `{
+ * runId, toolCallId, approved }`; 404 when the run never asked about that
+ * call (its log holds no `approval-request` for it), 409 `run_conflict`
+ * when the call was answered before or the run has ended. A run that is
+ * not a background run of the caller goes on to the in-process approvals
+ * route (mounted after this one).
+ */
+export function mountBackgroundApprovalRoute(
+  app: Hono,
+  options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; read: <R>(fn: () => R | Promise<R>) => Promise<R>; maxBodyBytes: number },
+): void {
+  const { who, queue, read } = options;
+  app.on("POST", "/v1/runs/:id/approvals/:toolCallId", async (c, next) => {
+    const channel = queue?.channel;
+    const runId = c.req.param("id");
+    if (queue === undefined || channel === undefined || !UUID.test(runId)) return next();
+    const caller = await who(c, "run");
+    const record = await read(() => queue.get(runId));
+    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return next();
+    const toolCallId = c.req.param("toolCallId");
+    const body = await readJsonObject(c.req.raw, c.req.header("content-length"), options.maxBodyBytes, "{ approve: boolean }");
+    for (const key of Object.keys(body)) {
+      if (key !== "approve") throw new RequestError("invalid_body", `body.${bounded(key, 50)} is not a known field (approve)`);
+    }
+    const approve = body["approve"];
+    if (typeof approve !== "boolean") throw new RequestError("invalid_body", "body.approve must be true or false: { approve: boolean }");
+    if (!(await read(() => askedFor(channel, runId, toolCallId)))) {
+      throw new RequestError("not_found", `run ${runId} has no tool call '${bounded(toolCallId)}' waiting for approval (its approval-request events on GET /v1/runs/${runId}/events name them)`);
+    }
+    if (ENDED.has(record.state)) throw new RequestError("run_conflict", `run ${runId} has ended (${record.state}): nothing waits for an answer`);
+    const first = await read(() => channel.control({ runId, action: approve ? "approve" : "deny", toolCallId }));
+    if (!first) throw new RequestError("run_conflict", `tool call '${bounded(toolCallId)}' of run ${runId} was answered already`);
+    return c.json({ runId, toolCallId, approved: approve });
+  });
+}
+
+/** Whether the run's log holds an `approval-request` for the call. */
+async function askedFor(channel: RunChannel, runId: string, toolCallId: string): Promise<boolean> {
+  let after = 0;
+  for (;;) {
+    const events = await channel.read(runId, after, 1000);
+    if (events.length === 0) return false;
+    for (const { seq, event } of events) {
+      after = seq;
+      if (event.type === "approval-request" && event["toolCallId"] === toolCallId) return true;
+    }
+  }
+}
