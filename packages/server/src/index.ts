@@ -21,7 +21,7 @@ export type { ApiKeyScope, ApiKeyRecord, StoredApiKey, IssuedApiKey, ApiKeyStore
 export type { AuthOptions } from "./auth/caller";
 export { createInspector } from "./inspector/create-inspector";
 export type { CreateInspectorOptions } from "./inspector/create-inspector";
-export type { ApprovalRequestEvent, PendingApproval } from "./approvals";
+export type { ApprovalRequestEvent, PendingApproval, ResumedTurn } from "./approvals";
 export type { RunSummary, ReachFigures, RunFeedMessage } from "./run-feed";
 export { PgBossQueue, startBackgroundWorker } from "./background";
 export { PostgresRunChannel } from "./background";
