@@ -137,7 +137,9 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       if (type === "store_unavailable" || (RunNotResumableError.isInstance(err) && /running in another worker/.test(err.message))) {
         // Not the run's fault: fail the attempt, so the queue retries it (a live holder's lease is then over, or the store back).
         report(err);
-        throw err;
+        // pg-boss keeps the thrown error as the job's output, which GET /v1/runs/:id shows once out of retries:
+        // never the store's own message (it names the database host).
+        throw new Error(type === "store_unavailable" ? "the session store was unavailable for this attempt" : err.message);
       }
       return { status: "error", result: null, error: { type, name: err.name, message: err.message }, ...base() };
     }

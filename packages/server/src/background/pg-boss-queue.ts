@@ -227,10 +227,18 @@ function isOutcome(value: unknown): value is BackgroundOutcome {
   return status === "completed" || status === "error" || status === "cancelled";
 }
 
-function errorOf(output: unknown): { name: string; message: string } {
+/** A store or connection fault's own message names the database (host, port, schema): never shown to a client. */
+const STORE_FAULT = /Postgres|Sqlite|SessionStore|Connection|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/i;
+
+/**
+ * @internal The error a client sees for a job pg-boss gave up on: the last
+ * attempt's name and message, except that a store or connection fault's
+ * message (it names the database) is replaced by a sentence without it.
+ */
+export function errorOf(output: unknown): { name: string; message: string } {
   const record = typeof output === "object" && output !== null ? (output as { name?: unknown; message?: unknown }) : {};
-  return {
-    name: typeof record.name === "string" ? record.name : "Error",
-    message: typeof record.message === "string" ? record.message.slice(0, 2000) : "the job failed without a message",
-  };
+  const name = typeof record.name === "string" ? record.name.slice(0, 100) : "Error";
+  const message = typeof record.message === "string" ? record.message : "the job failed without a message";
+  if (STORE_FAULT.test(name) || STORE_FAULT.test(message)) return { name, message: "the session store was unavailable for its last attempt; it is out of retries" };
+  return { name, message: message.slice(0, 2000) };
 }

@@ -45,15 +45,28 @@ export function mountRunEventsRoute(
   });
 }
 
-/** The SSE stream of one run: replay after `after`, then follow until `run-end` (or the queue says it ended). */
+/**
+ * The SSE stream of one run: replay after `after`, then follow until
+ * `run-end` (or the queue says it ended). One batch of events is one chunk,
+ * and the next batch is read only once the client has taken the last (the
+ * stream's `pull`): a client that reads nothing holds at most a batch or
+ * two of a long run's log in this server, not all of it.
+ */
 function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<BackgroundRunRecord | undefined>, runId: string, after: number): Response {
   const encoder = new TextEncoder();
   let stop = (): void => undefined;
+  let pulled: (() => void) | undefined;
   const stream = new ReadableStream<Uint8Array>({
     start(sink) {
       let open = true;
       let last = after;
       let wake: (() => void) | undefined;
+      /** Resolves when the client has room for more (or the stream stopped). */
+      const room = () =>
+        new Promise<void>((resolve) => {
+          if (!open || (sink.desiredSize ?? 1) > 0) return resolve();
+          pulled = resolve;
+        });
       const write = (text: string) => {
         if (!open) return;
         try {
@@ -62,10 +75,17 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
           stop();
         }
       };
-      const send = ({ seq, event }: StoredRunEvent) => {
-        last = seq;
-        write(`id: ${seq}\n${event.type === "run-end" ? "event: run-end\n" : ""}data: ${safeJson(event)}\n\n`);
-        return event.type === "run-end";
+      /** Sends a batch as one chunk; true when it held the closing event. */
+      const send = (batch: readonly StoredRunEvent[]) => {
+        let text = "";
+        let ended = false;
+        for (const { seq, event } of batch) {
+          last = seq;
+          text += `id: ${seq}\n${event.type === "run-end" ? "event: run-end\n" : ""}data: ${safeJson(event)}\n\n`;
+          if ((ended = event.type === "run-end")) break;
+        }
+        if (text !== "") write(text);
+        return ended;
       };
       // Subscribed before the first read: an event recorded in between still wakes it.
       const unfollow = channel.follow(runId, () => wake?.());
@@ -77,6 +97,7 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
         clearInterval(heartbeat);
         unfollow();
         wake?.();
+        pulled?.();
         try {
           sink.close();
         } catch {
@@ -97,7 +118,12 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
               const now = await state().catch(() => undefined);
               if (now !== undefined && ENDED.has(now.state)) {
                 // Ended without a closing event in its log (out of retries, or never taken): read what is left, then say how it ended.
-                for (const item of await channel.read(runId, last, 10_000)) if (send(item)) return stop();
+                for (;;) {
+                  await room();
+                  const rest = await channel.read(runId, last);
+                  if (send(rest)) return stop();
+                  if (rest.length < 500 || !open) break;
+                }
                 write(`event: run-end\ndata: ${safeJson({ type: "run-end", status: now.state, result: now.outcome?.result ?? null, ...(now.outcome?.error === undefined ? {} : { error: now.outcome.error }) })}\n\n`);
                 return stop();
               }
@@ -105,12 +131,18 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
           }
           woken = false;
           for (;;) {
+            await room();
+            if (!open) return;
             const batch = await channel.read(runId, last);
-            for (const item of batch) if (send(item)) return stop();
-            if (batch.length < 500 || !open) break;
+            if (send(batch)) return stop();
+            if (batch.length < 500) break;
           }
         }
       })().catch(() => stop());
+    },
+    pull() {
+      pulled?.();
+      pulled = undefined;
     },
     cancel() {
       stop();
