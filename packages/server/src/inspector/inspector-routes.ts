@@ -55,7 +55,7 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
 
   app.get("/inspector/api/config", async (c) => {
     const caller = await who(c, "read");
-    return c.json({ readOnly: readOnly || !caller.has("run"), live: !readOnly, store: store.location.replace(/\/\/[^@/]*@/, "//") });
+    return c.json({ readOnly: readOnly || !caller.has("run"), live: !readOnly, store: storeLabel(store.location, caller) });
   });
 
   app.get("/inspector/api/sessions", async (c) => {
@@ -115,6 +115,18 @@ function withGuidance(all: readonly SessionNode[], page: readonly SessionNode[])
     const doc = typeof fn.metadata["doc"] === "string" ? fn.metadata["doc"] : undefined;
     return { ...node, guidance: situationalPrefix(fn.name, doc, { callPath }) };
   });
+}
+
+/**
+ * How the page names the store: where it is (credentials cut) for a caller
+ * who sees everything (an admin key, or a server without auth: its
+ * operator), only its kind for any other key — a client learns no database
+ * host or file path, as the server's errors name none.
+ */
+function storeLabel(location: string, caller: Caller): string {
+  if (caller.seesAll) return location.replace(/\/\/[^@/]*@/, "//");
+  if (/^postgres(ql)?:\/\//.test(location)) return "Postgres store";
+  return /^in-memory/.test(location) ? "in-memory store" : "SQLite store";
 }
 
 function integerOf(text: string | undefined, fallback: number, name: string): number {
