@@ -3,9 +3,12 @@
  * `budget_exhausted` with `Retry-After`, at its start (runs at once, runs
  * per minute, tokens spent) or in the middle (a model request that cannot
  * be reserved); a run refused mid-way keeps what it recorded and what it
- * was charged; keys without caps and other keys are not touched.
+ * was charged; keys without caps and other keys are not touched; requests
+ * in flight at once cannot take a key past its cap with output it did not
+ * reserve, and a request cancelled once sent is charged, not given back.
  */
-import { InMemorySessionStore, SessionStoreError, type StoredSpend } from "rein";
+import { Agent, InMemorySessionStore, Runtime, SessionStoreError, type ModelCallOptions, type ModelProvider, type ModelRequest, type ModelResponse, type StoredSpend } from "rein";
+import type { EntryInit } from "./entries";
 import { createServer } from "./create-server";
 import { InMemoryApiKeyStore } from "./auth";
 import { answerFactory, Holder, NOTER_USAGE, noterFactory } from "./__fixtures__/spend-agents";
@@ -151,5 +154,81 @@ describe("spend caps per key over HTTP", () => {
     expect(atStart.status).toBe(503);
     expect(await atStart.json()).toEqual({ error: { type: "store_unavailable", message: "the session store is unavailable; retry later" } });
     expect(faults).toHaveLength(2);
+  });
+});
+
+class Answerer extends Agent {
+  async answer(task: string): Promise<string> {
+    return this.ask(task);
+  }
+}
+
+/** A server with one entry, `answer`, whose runtime asks `provider`; an in-memory key store. */
+function serverOf(provider: ModelProvider) {
+  const keys = new InMemoryApiKeyStore();
+  const entries = { answer: [({ onEvent }: EntryInit) => new Answerer({ runtime: new Runtime({ provider, onEvent }) }), "answer"] } as const;
+  const app = createServer({ entries, store: new InMemorySessionStore(), auth: { keys }, mintRootBudget: true, onInternalError: () => undefined });
+  const run = (key: string, headers: Record<string, string> = {}) =>
+    app.request("/v1/agent/run", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify({ entry: "answer", task: "x" }) });
+  return { keys, app, run };
+}
+
+/** A provider that answers once `together` requests wait at once, each `outputTokens` long unless the request's maxOutputTokens is lower (as real providers do). */
+function talkativeProvider(together: number, outputTokens: number): ModelProvider {
+  const waiting: (() => void)[] = [];
+  return {
+    specificationVersion: "rein-model-v1",
+    providerId: "talkative",
+    modelId: "m",
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        if (waiting.length >= together) waiting.splice(0).forEach((go) => go());
+      });
+      const output = Math.min(request.maxOutputTokens ?? Number.POSITIVE_INFINITY, outputTokens);
+      return { content: [{ type: "text", text: "a long answer" }], stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: output } };
+    },
+    async *stream(request: ModelRequest, options?: ModelCallOptions) {
+      yield { type: "response" as const, response: await this.complete(request, options) };
+    },
+  };
+}
+
+describe("spend caps per key: requests in flight and cancelled requests", () => {
+  it("four requests in flight at once, whose model would write 10,000 tokens each, keep the key within its cap of 20,000: each asks for the 4,096 output tokens it reserved", async () => {
+    const { keys, run } = serverOf(talkativeProvider(4, 10_000));
+    const { key, record } = await keys.create({ name: "capped", scopes: ["run"], caps: { tokens: 20_000 } });
+    // Four reservations of ~4.1k fit in 20,000, so all four requests are sent before any is answered.
+    const answers = await Promise.all([run(key), run(key), run(key), run(key)]);
+    expect(answers.map((response) => response.status)).toEqual([200, 200, 200, 200]);
+    expect(await keys.spendOf(record.id)).toMatchObject({ tokensSpent: 4 * (10 + 4_096), tokensReserved: 0 });
+  });
+
+  it("a request the provider received and the client then cancelled is charged as reserved; it is not given back", async () => {
+    let received!: () => void;
+    const wasReceived = new Promise<void>((resolve) => (received = resolve));
+    const { keys, app, run } = serverOf({
+      specificationVersion: "rein-model-v1",
+      providerId: "hanging",
+      modelId: "m",
+      complete(_request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse> {
+        received();
+        return new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true }));
+      },
+      async *stream(request: ModelRequest, options?: ModelCallOptions) {
+        yield { type: "response" as const, response: await this.complete(request, options) };
+      },
+    });
+    const { key, record } = await keys.create({ name: "capped", scopes: ["run"], caps: { tokens: 100_000 } });
+    const running = run(key, { "x-run-id": "cancelled-after-send" });
+    await wasReceived;
+    expect((await app.request("/v1/runs/cancelled-after-send/cancel", { method: "POST", headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(await (await running).json()).toMatchObject({ status: "cancelled" });
+    // The settle lands right after the run's answer: wait for the hold to go.
+    for (let turn = 0; turn < 200 && (await keys.spendOf(record.id))!.tokensReserved > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const spend = (await keys.spendOf(record.id))!;
+    expect(spend.tokensReserved).toBe(0);
+    // Its input estimate plus the 4,096 output tokens it was reserved for.
+    expect(spend.tokensSpent).toBeGreaterThan(4_096);
   });
 });

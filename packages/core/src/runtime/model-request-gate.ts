@@ -69,8 +69,11 @@ export interface GatedResponse {
  * (and its ancestors') and to the reach budget, the `model-response` and
  * `reach-status` events. No other code calls a provider. When the run has a
  * {@link SpendReserver} (a capped API key), the request's estimate is
- * reserved after the reach check and before anything is sent, and settled
- * with the answer's usage (released when no answer came).
+ * reserved after the reach check and before anything is sent, and the
+ * request asks for no more output than was reserved; the reservation is
+ * settled with the answer's usage, released whole when the request was never
+ * sent, and charged as reserved when it was sent but no usage came back (a
+ * cancel, a provider error: the provider may bill what it received).
  * @internal
  */
 export async function sendModelRequest(site: RequestSite, gated: GatedRequest): Promise<GatedResponse> {
@@ -87,22 +90,51 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
     const price = priceOf(reachPricing(site), request.model ?? "");
     reach.beforeRequest(estimated, price === undefined ? 0 : (estimated * price.inputPerMTok) / 1e6);
   }
+  // A reserved request asks for no more output than it holds: what the reservation assumes is what the provider may write.
+  const sent: GatedRequest = spend === undefined ? gated : { ...gated, request: withReservedOutput(request) };
   // Held before the request is sent, so runs on other processes charging the same caller see it (spend-reserver.ts).
-  const reservation: SpendReservation | undefined = spend === undefined ? undefined : await spend.reserve(reservedSpend(site, request, estimated));
+  const reserved = spend === undefined ? undefined : reservedSpend(site, sent.request, estimated);
+  const reservation: SpendReservation | undefined = spend === undefined ? undefined : await spend.reserve(reserved!);
+  const progress: RequestProgress = { sent: false, used: undefined };
   let answered: GatedResponse & { readonly used: SpendAmount };
   try {
-    answered = await answerRequest(site, gated, step);
+    answered = await answerRequest(site, sent, step, progress);
   } catch (error) {
-    // No answer, nothing to pay: all of it back. A release the store refuses leaves it held (never an overshoot).
-    await reservation?.release().catch(() => undefined);
+    // A failing settle or release leaves the hold held until it expires (never an overshoot).
+    if (reservation !== undefined) await unanswered(reservation, reserved!, progress).catch(() => undefined);
     throw error;
   }
   await reservation?.settle(answered.used);
   return { response: answered.response, llmId: answered.llmId, step };
 }
 
+/** How far one request got: whether it was handed to the provider, and what its answer used once one came. */
+interface RequestProgress {
+  sent: boolean;
+  used: SpendAmount | undefined;
+}
+
+/**
+ * What a request that ended in an error pays: its answer's usage when one
+ * came (something after the answer failed); nothing when it was never sent
+ * (refused or cancelled before the provider was called); the whole
+ * reservation when it was sent and no usage came back — the provider had it
+ * and may bill its input and whatever it wrote before a cancel or an error,
+ * which nothing here can see, so the cap errs towards charging, never
+ * towards letting a cancelled request go free.
+ */
+function unanswered(reservation: SpendReservation, reserved: SpendAmount, progress: RequestProgress): Promise<void> {
+  if (progress.used !== undefined) return reservation.settle(progress.used);
+  return progress.sent ? reservation.settle(reserved) : reservation.release();
+}
+
+/** `request` with an output limit, the one it has or {@link DEFAULT_RESERVED_OUTPUT_TOKENS}, so the provider's own default never applies. */
+function withReservedOutput(request: ModelRequest): ModelRequest {
+  return request.maxOutputTokens !== undefined ? request : { ...request, maxOutputTokens: DEFAULT_RESERVED_OUTPUT_TOKENS };
+}
+
 /** The rest of {@link sendModelRequest}, once the request may be sent; resolves with what the answer used too. */
-async function answerRequest(site: RequestSite, gated: GatedRequest, step: number): Promise<GatedResponse & { readonly used: SpendAmount }> {
+async function answerRequest(site: RequestSite, gated: GatedRequest, step: number, progress: RequestProgress): Promise<GatedResponse & { readonly used: SpendAmount }> {
   const { events, scope, provider, tracing } = site;
   const { request } = gated;
   const signal = scope.signal;
@@ -114,7 +146,7 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
   try {
     // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
     const streaming = gated.stream && events.listening ? { events, step } : undefined;
-    response = await requestModel(provider, request, modelCallOptions(signal, events, step), streaming);
+    response = await requestModel(provider, request, modelCallOptions(signal, events, step), streaming, progress);
   } catch (error) {
     if (chatSpan !== undefined) {
       failSpan(chatSpan, error);
@@ -124,13 +156,15 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
     if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error);
     throw error;
   }
+  const cost = usedCost(site.ledger.pricing, model, response);
+  const used: SpendAmount = { tokens: finite(response.usage.inputTokens) + finite(response.usage.outputTokens), costUsd: cost };
+  // From here on the answer's usage is what the request pays, whatever fails after it.
+  progress.used = used;
   // One write per request, once it is answered: an unanswered request has nothing to keep.
   const at = gated.recordedInput === undefined ? undefined : site.recorder();
   const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), response, undefined);
   if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
-  const cost = site.ledger.chargeRequest(model, response.model, response.usage);
-  const priced = priceOf(site.ledger.pricing, pricedModel(site.ledger.pricing, model, response.model)) !== undefined;
-  const used: SpendAmount = { tokens: finite(response.usage.inputTokens) + finite(response.usage.outputTokens), costUsd: priced ? cost : undefined };
+  site.ledger.chargeRequest(model, response.model, response.usage);
   if (reach !== undefined) {
     const pricing = reachPricing(site);
     const price = priceOf(pricing, pricedModel(pricing, model, response.model));
@@ -158,6 +192,12 @@ function reservedSpend(site: RequestSite, request: ModelRequest, inputTokens: nu
   return { tokens: inputTokens + output, costUsd };
 }
 
+/** What an answer cost, priced as the run's ledger prices it; undefined when its model has no price there. */
+function usedCost(pricing: Pricing | undefined, model: string, response: ModelResponse): number | undefined {
+  const price = priceOf(pricing, pricedModel(pricing, model, response.model));
+  return price === undefined ? undefined : costOf(price, response.usage);
+}
+
 /** The prices reach charges with: the policy's own table, else the run's. */
 function reachPricing(site: RequestSite): Pricing | undefined {
   return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
@@ -173,6 +213,7 @@ async function requestModel(
   request: ModelRequest,
   options: ModelCallOptions,
   streaming: { events: RunEvents; step: number } | undefined,
+  progress: RequestProgress,
 ): Promise<ModelResponse> {
   const { signal } = options;
   // A full stream buffer holds the run here, before the request, not in the middle of one.
@@ -181,6 +222,7 @@ async function requestModel(
   // Checked right before sending (a listener of the `model-request` event may have cancelled): no paid request after a cancel.
   if (aborted(signal)) throw abortReason(signal!);
   let answer: ModelResponse;
+  progress.sent = true;
   try {
     // A provider without stream() (a custom one) is asked as usual: its answer arrives whole.
     const call =

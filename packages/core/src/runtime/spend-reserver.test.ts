@@ -1,14 +1,19 @@
 /**
  * The spend seam of the request gate (spend-reserver.ts): a run under
  * `withRunListener(…, { spend })` reserves each model request's estimate
- * before the provider sees it and settles it with the answer's usage; a
- * refusal (a ReachError) stops the run before the request is sent; a
- * request that fails is released.
+ * before the provider sees it and settles it with the answer's usage; the
+ * request asks for no more output than was reserved; a refusal (a
+ * ReachError) stops the run before the request is sent; a request cancelled
+ * before it was sent is released, and one that was sent and got no answer
+ * (a provider error, a cancel) is charged as reserved.
  */
 import { ReachError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { ProviderError } from "../model/provider-errors";
+import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
+import type { RunEvent } from "./runtime-events";
+import { estimateTokens } from "./model-request-gate";
 import { withRunListener } from "./run-listener";
 import { Runtime } from "./runtime";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, type SpendAmount, type SpendReserver } from "./spend-reserver";
@@ -99,14 +104,60 @@ describe("the request gate reserves spend before a request and settles it after"
     expect(model.requests).toHaveLength(1);
   });
 
-  it("a request the provider fails is released, all of it", async () => {
+  it("the request asks the provider for the output that was reserved: 4,096 tokens when it set no limit (none is added without a reserver)", async () => {
+    const model = new ScriptedProvider([{ text: "done", usage: { inputTokens: 3, outputTokens: 2 } }, { text: "again" }]);
+    const agent = new Writer({ runtime: new Runtime({ provider: model }) });
+    const { reserver, log } = loggingReserver(100_000, () => model.requests.length);
+    await withRunListener(() => undefined, () => agent.ask("Write."), { spend: reserver });
+    expect(model.requests[0]!.maxOutputTokens).toBe(OUT);
+    // The reservation is the input estimate plus exactly that limit.
+    const sent = model.requests[0]!;
+    expect(Number(/reserve (\d+)/.exec(log[0]!)![1])).toBe(estimateTokens(sent.system, sent.messages, sent.tools) + OUT);
+    await agent.ask("Write more.");
+    expect(model.requests[1]!.maxOutputTokens).toBeUndefined();
+  });
+
+  it("a request the provider fails once it was sent is charged as reserved: the provider had it, and nothing says what it billed", async () => {
     const model = new ScriptedProvider([new ProviderError("upstream down", { provider: "scripted", status: 503 })]);
     const agent = new Writer({ runtime: new Runtime({ provider: model }) });
     const { reserver, log, left } = loggingReserver(50_000, () => model.requests.length);
     await expect(withRunListener(() => undefined, () => agent.ask("Write."), { spend: reserver })).rejects.toThrow(/upstream down/);
     expect(log).toHaveLength(2);
-    expect(log[1]).toMatch(/^release \d+ \(sent 1\)$/);
-    expect(left()).toBe(50_000);
+    const reserved = Number(/reserve (\d+)/.exec(log[0]!)![1]);
+    expect(log[1]).toBe(`settle ${reserved} cost undefined (sent 1)`);
+    expect(left()).toBe(50_000 - reserved);
+  });
+
+  it("a request cancelled after it was sent is charged as reserved; one cancelled before it was sent is released, all of it", async () => {
+    let calls = 0;
+    const hanging: ModelProvider = {
+      specificationVersion: "rein-model-v1",
+      providerId: "hanging",
+      modelId: "m",
+      complete(_request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse> {
+        calls++;
+        controller.abort(new Error("client hung up"));
+        return new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true }));
+      },
+      async *stream(request: ModelRequest, options?: ModelCallOptions) {
+        yield { type: "response" as const, response: await this.complete(request, options) };
+      },
+    };
+    let controller = new AbortController();
+    const sent = loggingReserver(50_000, () => calls);
+    const agent = new Writer({ runtime: new Runtime({ provider: hanging }) });
+    await expect(withRunListener(() => undefined, () => agent.ask("Write."), { spend: sent.reserver, signal: controller.signal })).rejects.toThrow();
+    const reserved = Number(/reserve (\d+)/.exec(sent.log[0]!)![1]);
+    expect(sent.log).toEqual([`reserve ${reserved} cost undefined (sent 0)`, `settle ${reserved} cost undefined (sent 1)`]);
+    expect(sent.left()).toBe(50_000 - reserved);
+    // Cancelled by a listener of the model-request event, right before the provider would be called.
+    controller = new AbortController();
+    const unsent = loggingReserver(50_000, () => calls);
+    const cancel = (event: RunEvent) => event.type === "model-request" && controller.abort(new Error("client hung up"));
+    await expect(withRunListener(cancel, () => agent.ask("Write."), { spend: unsent.reserver, signal: controller.signal })).rejects.toThrow();
+    expect(calls).toBe(1);
+    expect(unsent.log).toEqual([expect.stringMatching(/^reserve \d+ cost undefined \(sent 1\)$/), expect.stringMatching(/^release \d+ \(sent 1\)$/)]);
+    expect(unsent.left()).toBe(50_000);
   });
 
   it("a spend that is not a SpendReserver is a TypeError naming the option", () => {

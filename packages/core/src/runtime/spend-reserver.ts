@@ -15,8 +15,9 @@ export interface SpendAmount {
 /**
  * What a {@link SpendReserver} holds for one request until it is answered:
  * {@link settle} charges what the request really used and gives back the
- * rest of the reservation; {@link release} gives all of it back (the request
- * failed or was cancelled before an answer).
+ * rest of the reservation (a request sent that got no usage back — a cancel,
+ * a provider error — is settled with the whole reservation); {@link release}
+ * gives all of it back (the request was never sent).
  * @example
  * ```ts
  * const held = await reserver.reserve({ tokens: 4_396, costUsd: 0.0132 });
@@ -35,8 +36,11 @@ export interface SpendReservation {
  * `sendModelRequest` — the one gate every model request passes, compaction
  * included — calls {@link reserve} with the request's estimate (its input
  * estimate plus its output limit, priced with the run's table) after the
- * reach check and before the provider, then settles the reservation with the
- * answer's usage, or releases it when no answer came. A reserver refuses by
+ * reach check and before the provider, sends the request with
+ * `maxOutputTokens` set to the output it reserved (so the model cannot write
+ * more than is held), then settles the reservation with the answer's usage
+ * — with the reservation itself when the request was sent and no usage came
+ * back — or releases it when the request was never sent. A reserver refuses by
  * throwing a `ReachError` (the run stops with it, the request never sent);
  * anything else it throws fails the run too. Given with
  * `withRunListener(listener, fn, { spend })`; every run under it, nested
@@ -59,6 +63,7 @@ export interface SpendReserver {
 
 /**
  * The output tokens a request is reserved for when it sets no
- * `maxOutputTokens`: the Anthropic adapter's own default `max_tokens`.
+ * `maxOutputTokens` (the Anthropic adapter's own default `max_tokens`), and
+ * the `maxOutputTokens` it is then sent with.
  */
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4_096;
