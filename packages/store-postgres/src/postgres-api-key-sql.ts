@@ -67,6 +67,8 @@ export const KEY_SQL = {
   find: "SELECT * FROM {t} WHERE id = $1",
   revoke: "DELETE FROM {t} WHERE name = $1",
   lockKey: "SELECT * FROM {t} WHERE id = $1 FOR UPDATE",
+  /** The database's clock in epoch ms: read after the lock, so the steps on one key see times in the order they run. */
+  clock: "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now",
   dropExpired: "DELETE FROM {h} WHERE key_id = $1 AND expires_at <= $2 RETURNING hold_id, kind, tokens, cost_micro, expires_at",
   expired: "SELECT hold_id, kind, tokens, cost_micro, expires_at FROM {h} WHERE key_id = $1 AND expires_at <= $2",
   takeHold: "DELETE FROM {h} WHERE key_id = $1 AND hold_id = $2 RETURNING hold_id, kind, tokens, cost_micro, expires_at",

@@ -60,8 +60,9 @@ type KeyRecord = Omit<StoredKey, "sha256">;
  * database authenticates the same keys and holds each key to one cap.
  * Each spend step is one transaction on the key's locked row: the check
  * that the key's spend, what requests in flight hold and the new estimate
- * stay within its cap, and the change, are one atomic step; what a
- * process that died still held expires (`holdTimes`). Failures of
+ * stay within its cap, and the change, are one atomic step, timed by the
+ * database's clock (never a server's own); what a process that died still
+ * held expires (`holdTimes`). Failures of
  * the database are {@link PostgresStoreError}s (a server answers 503).
  * @example
  * ```ts
@@ -130,32 +131,37 @@ export class PostgresApiKeyStore {
     return row === undefined ? undefined : storedOf(row);
   }
 
+  // Each step below runs at `now` when one is given (a test's clock), else at the database's clock,
+  // read inside the step's transaction: every server on the database then shares one clock for
+  // the period and minute windows and for hold expiry, whatever its own clock says.
+
   /** Starts a run of key `id` under its caps, atomically (a run slot `holdId`, one run of this minute), or says which cap refuses. */
-  async startRun(id: string, holdId: string, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.step(id, now, async (caps, spend) => startRunStep(caps, spend, holdId, this.holdTimes, now));
+  async startRun(id: string, holdId: string, now?: number): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, async (caps, spend, at) => startRunStep(caps, spend, holdId, this.holdTimes, at));
   }
 
   /** Gives back the run slot `holdId` (nothing when it expired meanwhile). */
-  async endRun(id: string, holdId: string, now = Date.now()): Promise<void> {
-    await this.step(id, now, async (_, spend, client) => ({ spend: endRunStep(spend, await this.take(client, id, holdId)) }));
+  async endRun(id: string, holdId: string, now?: number): Promise<void> {
+    await this.step(id, now, async (_, spend, _at, client) => ({ spend: endRunStep(spend, await this.take(client, id, holdId)) }));
   }
 
   /** Holds `hold` for one model request of key `id` if its caps allow, in one transaction on the key's locked row, or says which cap refuses. */
-  async reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now = Date.now()): Promise<SpendRefusal | undefined> {
-    return this.step(id, now, async (caps, spend) => reserveStep(caps, spend, hold.holdId, hold, this.holdTimes, now));
+  async reserve(id: string, hold: StoredSpend & { readonly holdId: string }, now?: number): Promise<SpendRefusal | undefined> {
+    return this.step(id, now, async (caps, spend, at) => reserveStep(caps, spend, hold.holdId, hold, this.holdTimes, at));
   }
 
   /** Gives back the hold `holdId` (if it has not expired) and charges `used` to the current period. */
-  async settle(id: string, holdId: string, used: StoredSpend, now = Date.now()): Promise<void> {
-    await this.step(id, now, async (_, spend, client) => ({ spend: settleStep(spend, await this.take(client, id, holdId), used) }));
+  async settle(id: string, holdId: string, used: StoredSpend, now?: number): Promise<void> {
+    await this.step(id, now, async (_, spend, _at, client) => ({ spend: settleStep(spend, await this.take(client, id, holdId), used) }));
   }
 
-  /** Key `id`'s spend as of `now` (expired holds not counted), or undefined for no such key. */
-  async spendOf(id: string, now = Date.now()): Promise<KeySpend | undefined> {
+  /** Key `id`'s spend as of `now` (default: the database's clock; expired holds not counted), or undefined for no such key. */
+  async spendOf(id: string, now?: number): Promise<KeySpend | undefined> {
     const row = await this.row(id);
     if (row === undefined) return undefined;
-    const expired = (await this.query<PostgresHoldRow>(KEY_SQL.expired, [id, now])).map(holdOfRow);
-    return liveSpend(capsOfRow(row) ?? {}, spendOfRow(row), expired, now);
+    const at = now ?? Number((await this.query<{ now: string }>(KEY_SQL.clock, []))[0]!.now);
+    const expired = (await this.query<PostgresHoldRow>(KEY_SQL.expired, [id, at])).map(holdOfRow);
+    return liveSpend(capsOfRow(row) ?? {}, spendOfRow(row), expired, at);
   }
 
   /** Closes the pool. */
@@ -169,11 +175,12 @@ export class PostgresApiKeyStore {
 
   /**
    * One step of key `id`'s spend in one transaction: the key's row locked
-   * (`FOR UPDATE`), its expired holds dropped, `step` applied to its live
-   * spend, the spend and the new hold written. A refusal writes only the
-   * dropped holds.
+   * (`FOR UPDATE`), the time read (`now`, else the database's clock, once
+   * the lock is held), its expired holds dropped, `step` applied to its
+   * live spend at that time, the spend and the new hold written. A refusal
+   * writes only the dropped holds.
    */
-  private async step(id: string, now: number, step: (caps: SpendCaps, spend: KeySpend, client: PoolClient) => Promise<SpendStep>): Promise<SpendRefusal | undefined> {
+  private async step(id: string, now: number | undefined, step: (caps: SpendCaps, spend: KeySpend, at: number, client: PoolClient) => Promise<SpendStep>): Promise<SpendRefusal | undefined> {
     await this.migrated();
     const client = await this.pool.connect().catch((error: unknown) => {
       throw this.fault("Cannot reach PostgreSQL for the API keys", error);
@@ -187,9 +194,10 @@ export class PostgresApiKeyStore {
         return { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
       }
       const caps = capsOfRow(row) ?? {};
-      const expired = (await client.query<PostgresHoldRow>(sql(KEY_SQL.dropExpired), [id, now])).rows.map(holdOfRow);
-      const live = liveSpend(caps, spendOfRow(row), expired, now);
-      const outcome = await step(caps, live, client);
+      const at = now ?? Number((await client.query<{ now: string }>(KEY_SQL.clock)).rows[0]!.now);
+      const expired = (await client.query<PostgresHoldRow>(sql(KEY_SQL.dropExpired), [id, at])).rows.map(holdOfRow);
+      const live = liveSpend(caps, spendOfRow(row), expired, at);
+      const outcome = await step(caps, live, at, client);
       const next = "refusal" in outcome ? live : outcome.spend;
       await client.query(sql(KEY_SQL.writeSpend), spendValues(id, next));
       const hold = "refusal" in outcome ? undefined : outcome.hold;

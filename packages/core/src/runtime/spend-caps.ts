@@ -125,15 +125,18 @@ export function microUsd(usd: number): number {
 }
 
 /**
- * `spend` as of `now`: figures of a period or minute that has ended are zero (what is reserved stays held).
+ * `spend` as of `now`: figures of a period or minute that has ended are
+ * zero (what is reserved stays held). A window never moves backwards: when
+ * the stored period (or minute) is later than `now`'s — a server whose
+ * clock is behind the one that wrote it — its figures stay and count.
  * @example
  * ```ts
  * const spend = currentSpend(caps, stored, Date.now());
  * ```
  */
 export function currentSpend(caps: SpendCaps, spend: KeySpend, now: number): KeySpend {
-  const windowStart = windowOf(now, caps.periodMs ?? DEFAULT_CAP_PERIOD_MS);
-  const minuteStart = windowOf(now, 60_000);
+  const windowStart = Math.max(spend.windowStart, windowOf(now, caps.periodMs ?? DEFAULT_CAP_PERIOD_MS));
+  const minuteStart = Math.max(spend.minuteStart, windowOf(now, 60_000));
   const sameWindow = spend.windowStart === windowStart;
   const sameMinute = spend.minuteStart === minuteStart;
   return {

@@ -105,6 +105,22 @@ describe.each(stores)("%s key store: spend caps", (_, pair) => {
     expect(await first.spendOf(record.id, end + 1)).toMatchObject({ tokensSpent: 70, tokensReserved: 0 });
   });
 
+  it("a step from a clock behind, across a period's (and a minute's) start, neither forgets the later period's spend nor moves its window back", async () => {
+    const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 10_000, periodMs: 3_600_000, requestsPerMinute: 1 } });
+    const id = record.id;
+    const start = Math.ceil(NOON / 3_600_000) * 3_600_000;
+    // A server whose clock is 10 ms ahead is in the new period already: it starts a run and spends 9,000.
+    expect(await first.startRun(id, "ahead", start + 10)).toBeUndefined();
+    expect(await first.reserve(id, { tokens: 9_000, costMicroUsd: 0, holdId: "a" }, start + 10)).toBeUndefined();
+    await first.settle(id, "a", { tokens: 9_000, costMicroUsd: 0 }, start + 10);
+    // One 10 ms behind asks for 9,000 more, and starts a second run in the same minute: both refused.
+    expect(await second.reserve(id, { tokens: 9_000, costMicroUsd: 0, holdId: "b" }, start - 10)).toMatchObject({ dimension: "tokens", used: 9_000 });
+    expect(await second.startRun(id, "behind", start - 10)).toMatchObject({ dimension: "requestsPerMinute", used: 1 });
+    // A settle from the clock behind is charged to the later period, which keeps its figures.
+    await second.settle(id, "never-held", { tokens: 500, costMicroUsd: 0 }, start - 10);
+    expect(await first.spendOf(id, start + 20)).toMatchObject({ windowStart: start, tokensSpent: 9_500, minuteStart: start, minuteCount: 1 });
+  });
+
   it("what a process that died held expires: a reservation after holdTimes.requestMs, a run slot after holdTimes.runMs; a late settle charges what was used and gives nothing back twice", async () => {
     const { record } = await first.create({ name: "k", scopes: ["run"], caps: { tokens: 1_000, concurrentRuns: 1 } });
     const id = record.id;
@@ -164,5 +180,29 @@ describe.each(stores)("%s key store: spend caps", (_, pair) => {
     expect(results.filter((result) => result === undefined)).toHaveLength(71);
     expect(results.filter((result) => result !== undefined).every((result) => result!.dimension === "tokens")).toBe(true);
     expect(await first.spendOf(record.id, NOON)).toMatchObject({ tokensReserved: 497 });
+  });
+});
+
+describe("PostgreSQL key store: one clock for every server", () => {
+  it("without a `now`, a step is timed by the database's clock, not by the asking process's: a server a month behind neither opens an old period nor sees its holds expire", async () => {
+    const keys = new PostgresApiKeyStore({ connectionString: postgres!.connectionString, schema: freshSchemaName() });
+    try {
+      const { record } = await keys.create({ name: "k", scopes: ["run"], caps: { tokens: 1_000, concurrentRuns: 1 } });
+      const month = 30 * DAY;
+      const today = Math.floor(Date.now() / DAY) * DAY;
+      const behind = jest.spyOn(Date, "now").mockImplementation(() => new Date().getTime() - month);
+      try {
+        expect(await keys.startRun(record.id, "run")).toBeUndefined();
+        expect(await keys.reserve(record.id, { tokens: 100, costMicroUsd: 0, holdId: "a" })).toBeUndefined();
+        const spend = await keys.spendOf(record.id);
+        expect([today, today + DAY]).toContain(spend!.windowStart);
+      } finally {
+        behind.mockRestore();
+      }
+      // Held until the database's now + 10 minutes (by the process's clock they would have expired a month ago).
+      expect(await keys.spendOf(record.id, Date.now())).toMatchObject({ tokensReserved: 100, activeRuns: 1 });
+    } finally {
+      await keys.close();
+    }
   });
 });
