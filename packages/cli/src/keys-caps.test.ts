@@ -59,10 +59,24 @@ describe("rein keys create with spend caps", () => {
     [["--max-cost-usd", "-1"], "--max-cost-usd must be an amount in US dollars such as 5 or 0.25, got '-1'"],
     [["--max-tokens", "10", "--cap-period", "5x"], "--cap-period must be a duration such as 1d, 12h, 30m or 90s (at least 1s), got '5x'"],
     [["--cap-period", "1h"], "--cap-period is the window of --max-tokens and --max-cost-usd: give one of them too"],
+    // Past a cap's own upper bound: the bound is named (cost is counted in integer micro-dollars).
+    [["--max-cost-usd", "10000000000"], "--max-cost-usd must be at most 9007199254 (US dollars; the store counts integer micro-dollars), not 10000000000"],
+    [["--max-tokens", "99999999999999999999"], "--max-tokens must be at most 9007199254740991, not 100000000000000000000"],
+    [["--max-tokens", "1", "--cap-period", "999999999999d"], "--cap-period must be at most 9007199254740991 (ms, about 285,000 years), not 86399999999913600000"],
   ])("%j is a usage error naming the flag", async (flags, message) => {
     const result = await runMain(["keys", "create", "--name", "bad", "--scopes", "run", "--store", join(dir, "bad.db"), ...flags], dir);
     expect(result.code).toBe(ExitCode.UsageError);
     expect(result.stderr).toBe(`rein: ${message}\n`);
+  });
+
+  it("a period longer than 104 days is stored: --cap-period 365d", async () => {
+    const store = join(dir, "year.db");
+    const created = await runMain(["keys", "create", "--name", "yearly", "--scopes", "run", "--store", store, "--max-tokens", "1000", "--cap-period", "365d"], dir);
+    expect(created.code).toBe(ExitCode.Ok);
+    expect(created.stderr).toContain("caps 1000 tokens/365d");
+    const keys = new SqliteApiKeyStore({ path: store });
+    expect((await keys.list())[0]!.caps).toEqual({ tokens: 1_000, periodMs: 365 * 86_400_000 });
+    await keys.close();
   });
 
   it("--store postgres://… keeps keys and caps in PostgreSQL: create, ls, revoke", async () => {

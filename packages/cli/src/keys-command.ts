@@ -43,7 +43,8 @@ export function capsOfFlags(options: CreateKeyOptions): SpendCaps | undefined {
   const whole = (flag: string, text: string | undefined, least: number): number | undefined => {
     if (text === undefined) return undefined;
     const value = Number(text);
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < least) throw new CliUsageError(`${flag} must be a whole number of at least ${least}, got '${text.slice(0, 40)}'`);
+    // Only parsed here: the key store names each cap's upper bound (see createKey).
+    if (!/^\d+$/.test(text) || value < least) throw new CliUsageError(`${flag} must be a whole number of at least ${least}, got '${text.slice(0, 40)}'`);
     return value;
   };
   const tokens = whole("--max-tokens", options.maxTokens, 0);
@@ -65,6 +66,20 @@ export function capsOfFlags(options: CreateKeyOptions): SpendCaps | undefined {
     caps.periodMs = ms;
   }
   return Object.keys(caps).length === 0 ? undefined : caps;
+}
+
+/** The flag of each cap, for the key store's messages about them. */
+const CAP_FLAGS: Readonly<Record<string, string>> = {
+  tokens: "--max-tokens",
+  costUsd: "--max-cost-usd",
+  concurrentRuns: "--max-concurrent-runs",
+  requestsPerMinute: "--max-requests-per-minute",
+  periodMs: "--cap-period",
+};
+
+/** A key store's refusal of `create` as the user typed it: without the store's name, a cap named by its flag. */
+function usageOf(message: string): string {
+  return message.replace(/^\w+ApiKeyStore\.create: /, "").replace(/^caps\.(\w+)/, (field, name: string) => CAP_FLAGS[name] ?? field);
 }
 
 /** One line of what `caps` allow, e.g. `2000000 tokens/1d, $5/1d, 4 at once, 60/min`; "-" without caps. */
@@ -123,7 +138,7 @@ export async function createKey(io: CliIo, options: CreateKeyOptions): Promise<v
   const { keys, path } = openKeys(io, options.store, true);
   try {
     const { key, record } = await keys.create({ name: options.name, scopes, ...(caps === undefined ? {} : { caps }) }).catch((error: unknown) => {
-      throw error instanceof TypeError ? new CliUsageError(error.message.replace(/^\w+ApiKeyStore\.create: /, "")) : error;
+      throw error instanceof TypeError ? new CliUsageError(usageOf(error.message)) : error;
     });
     io.stdout(`${key}\n`);
     const capped = record.caps === undefined ? "" : `, caps ${describeCaps(record.caps)}`;

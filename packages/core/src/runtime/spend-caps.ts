@@ -78,8 +78,20 @@ export interface SpendRefusal {
 /** A fresh key's spend. */
 export const NO_SPEND: KeySpend = { windowStart: 0, tokensSpent: 0, tokensReserved: 0, costSpentMicroUsd: 0, costReservedMicroUsd: 0, activeRuns: 0, minuteStart: 0, minuteCount: 0 };
 
+/** The largest cost cap, in US dollars: stores count cost in integer micro-dollars, which must stay exact. */
+const MAX_COST_USD = Math.floor(Number.MAX_SAFE_INTEGER / 1e6);
+
+/** What each cap may be at most, as its message says it. */
+function upperBound(field: string): { readonly most: number; readonly unit: string } {
+  if (field === "costUsd") return { most: MAX_COST_USD, unit: " (US dollars; the store counts integer micro-dollars)" };
+  return { most: Number.MAX_SAFE_INTEGER, unit: field === "periodMs" ? " (ms, about 285,000 years)" : "" };
+}
+
 /**
- * `caps` checked (a `TypeError` naming the field) and made canonical: only the caps given, periodMs always.
+ * `caps` checked (a `TypeError` naming the field, and the bound it
+ * crossed) and made canonical: only the caps given, periodMs always. Each
+ * cap has its own upper bound: `costUsd` 9,007,199,254 (micro-dollars are
+ * integers), the others `Number.MAX_SAFE_INTEGER`.
  * @example
  * ```ts
  * checkSpendCaps("MyKeyStore.create", { tokens: 1_000 }); // { periodMs: 86_400_000, tokens: 1_000 }
@@ -94,9 +106,11 @@ export function checkSpendCaps(owner: string, caps: SpendCaps | undefined): Requ
     const integer = field !== "costUsd";
     if (!["periodMs", "tokens", "costUsd", "concurrentRuns", "requestsPerMinute"].includes(field)) throw new TypeError(`${owner}: caps.${field.slice(0, 40)} is not a cap (periodMs, tokens, costUsd, concurrentRuns, requestsPerMinute)`);
     const least = field === "periodMs" ? 1_000 : field === "costUsd" || field === "tokens" ? 0 : 1;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < least || (integer && !Number.isInteger(value)) || value > Number.MAX_SAFE_INTEGER / 1e6) {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < least || (integer && !Number.isInteger(value))) {
       throw new TypeError(`${owner}: caps.${field} must be a finite ${integer ? "integer" : "number"} >= ${least}, not ${String(value).slice(0, 40)}`);
     }
+    const { most, unit } = upperBound(field);
+    if (value > most) throw new TypeError(`${owner}: caps.${field} must be at most ${most}${unit}, not ${String(value).slice(0, 40)}`);
     out[field as keyof SpendCaps] = value;
   }
   return out as Required<Pick<SpendCaps, "periodMs">> & SpendCaps;

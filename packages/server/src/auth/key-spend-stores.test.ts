@@ -70,6 +70,10 @@ describe.each(stores)("%s key store: spend caps", (_, pair) => {
     expect(open.record.caps).toBeUndefined();
     await expect(first.create({ name: "bad", scopes: ["run"], caps: { tokens: -1 } })).rejects.toThrow(/caps\.tokens must be a finite integer >= 0/);
     await expect(first.create({ name: "bad", scopes: ["run"], caps: { sheep: 3 } as never })).rejects.toThrow(/caps\.sheep is not a cap/);
+    // Each cap has its own upper bound, named when crossed: a year-long period is fine, cost is kept in integer micro-dollars.
+    expect((await first.create({ name: "yearly", scopes: ["run"], caps: { tokens: 1, periodMs: 365 * DAY } })).record.caps).toEqual({ tokens: 1, periodMs: 365 * DAY });
+    await expect(first.create({ name: "bad", scopes: ["run"], caps: { costUsd: 1e10 } })).rejects.toThrow(/caps\.costUsd must be at most 9007199254 \(US dollars; the store counts integer micro-dollars\), not 10000000000$/);
+    await expect(first.create({ name: "bad", scopes: ["run"], caps: { tokens: 2 ** 53 } })).rejects.toThrow(/caps\.tokens must be at most 9007199254740991, not 9007199254740992$/);
   });
 
   it("reserve holds, settle charges the real usage and gives the rest back, a release gives all back; a reservation that would cross the cap is refused until the period ends", async () => {
