@@ -6,7 +6,7 @@
  * packages runs in a scratch project exactly as a user's install does,
  * without the network.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -122,7 +122,7 @@ export async function startLocalRegistry(options: {
     seen.add(directory);
     const manifest = readManifest(directory);
     const file = join(options.workDir, `${manifest.name.replace("/", "+")}-${manifest.version}.tgz`);
-    execFileSync("tar", ["-czf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."]);
+    packDirectory(directory, file);
     add(manifest, file);
     for (const dependency of wanted(manifest)) queue.push({ from: directory, ...dependency, by: manifest.name });
   }
@@ -163,4 +163,18 @@ export async function startLocalRegistry(options: {
     requested,
     close: () => new Promise((closed) => server.close(() => closed())),
   };
+}
+
+/**
+ * `tar -czf file -C directory .` as `package/...`. GNU tar exits 1 with "file changed as we read it" when a file's
+ * ctime moves during the read: the installed packages are hard links into pnpm's store, so another install on the
+ * machine linking the same file does that (seen with two `pnpm test` runs at once). The bytes read are complete then,
+ * so that one warning is accepted; any other failure throws.
+ */
+function packDirectory(directory: string, file: string): void {
+  const packed = spawnSync("tar", ["-czf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."], { encoding: "utf8" });
+  const otherWarnings = packed.stderr.split("\n").filter((line) => line !== "" && !/file changed as we read it$/.test(line));
+  if (packed.error !== undefined || !(packed.status === 0 || (packed.status === 1 && otherWarnings.length === 0))) {
+    throw new Error(`tar of ${directory} failed (${packed.status ?? packed.error?.message}): ${packed.stderr}`);
+  }
 }
