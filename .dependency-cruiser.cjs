@@ -7,7 +7,8 @@
  * - arrows between packages point down the package order;
  * - another package is reached through its name (its `src/index.ts`), never
  *   by a path into its files;
- * - every folder under packages/ has a place in the order.
+ * - every folder under packages/ has a place in the order;
+ * - @rein/store-postgres's shipped source imports @rein/session, not @rein/core.
  */
 
 /**
@@ -63,10 +64,18 @@ module.exports = {
     },
     ...packageOrderRules.filter((rule) => rule.to.path !== "^packages/()/"),
     {
+      name: "store-postgres-uses-session-only",
+      comment:
+        "@rein/store-postgres is a session store: its shipped source imports @rein/session (the store implementer API), never @rein/core (its tests may, to run agents on it).",
+      severity: "error",
+      from: { path: "^packages/store-postgres/", pathNot: "(\\.test\\.ts$|/__fixtures__/)" },
+      to: { path: "^packages/(core|providers)/" },
+    },
+    {
       name: "no-reach-into-another-package",
       comment: "Import another package by its name (@rein/<name>), never a path into its files.",
       severity: "error",
-      // Tests and their fixtures still share core's store contract suite and fixtures (until @rein/session ships them).
+      // Tests and their fixtures may share another package's fixtures (store-postgres runs core's agent fixtures on its store).
       from: { path: "^packages/([^/]+)/", pathNot: "(\\.test\\.ts$|/__fixtures__/)" },
       to: {
         path: "^packages/[^/]+/",

@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { minMedianMax } from "./measure";
 
 const ROOT = resolve(__dirname, "..");
-const CHILD = join(ROOT, "packages/core/src/session/__fixtures__/session-store-child.ts");
+const CHILD = join(ROOT, "packages/session/src/__fixtures__/session-store-child.ts");
 
 /** Runs `cycles` open/commit/close cycles in a child under `ulimit -n 64` and prints what it saw. */
 export function benchSessionStoreOpenClose(cycles = 300): void {

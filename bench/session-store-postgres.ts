@@ -10,7 +10,7 @@
  *
  * `postgresStoreFigures()` returns the lines, for bench/session-store.ts.
  */
-import { SessionNodeWriter, selectHistory, type SessionNode, type SessionWriteOperation } from "../packages/core/src/session";
+import { SessionNodeWriter, selectHistory, type SessionNode, type SessionWriteOperation } from "@rein/session";
 import { PostgresSessionStore } from "../packages/store-postgres/src/postgres-session-store";
 import { directReadMicroseconds, freshSchemaName, runSql, startEmbeddedPostgres } from "../packages/store-postgres/src/__fixtures__/embedded-postgres";
 import { runStoreChildren } from "../packages/store-postgres/src/__fixtures__/run-children";

@@ -24,7 +24,7 @@ import {
   selectHistory,
   type SessionNodeInput,
   type SessionWriteOperation,
-} from "../packages/core/src/session";
+} from "@rein/session";
 import { postgresStoreFigures } from "./session-store-postgres";
 import { median, minMedianMax } from "./measure";
 
@@ -139,7 +139,7 @@ async function concurrentWriters(path: string): Promise<number> {
   setup.createSession("shared");
   setup.close();
   const root = resolve(__dirname, "..");
-  const child = join(root, "packages/core/src/session/__fixtures__/session-store-child.ts");
+  const child = join(root, "packages/session/src/__fixtures__/session-store-child.ts");
   const startAt = Date.now() + 3_000;
   const runs = Array.from({ length: 4 }, () =>
     new Promise<[number, number, number]>((done, fail) => {

@@ -78,6 +78,10 @@ describe("import structure (docs/structure.md)", () => {
       write("packages/core/src/index.ts", 'export const core = 1;\nexport { deep } from "./deep";\n');
       // core reaching into guard's files instead of importing @rein/guard.
       write("packages/core/src/deep.ts", 'import { run } from "../../guard/src/runner";\nexport const deep = run;\n');
+      // A session store importing core from its shipped source (its test may), instead of @rein/session's implementer API.
+      write("packages/store-postgres/src/index.ts", 'export { PgStore } from "./pg-store";\n');
+      write("packages/store-postgres/src/pg-store.ts", 'import { core } from "@rein/core";\nexport const PgStore = core;\n');
+      write("packages/store-postgres/src/pg-store.test.ts", 'import { core } from "@rein/core";\nexport const used = core;\n');
       // A package with no place in the order.
       write("packages/plugins/src/index.ts", 'export { plugin } from "./plugin";\n');
       write("packages/plugins/src/plugin.ts", "export const plugin = 1;\n");
@@ -102,6 +106,12 @@ describe("import structure (docs/structure.md)", () => {
     it("fails on a path into another package's files", () => {
       expect(violations.filter((violation) => violation.rule.name === "no-reach-into-another-package").map(describeViolation)).toEqual([
         "no-reach-into-another-package: packages/core/src/deep.ts → packages/guard/src/runner.ts",
+      ]);
+    });
+
+    it("fails when @rein/store-postgres's shipped source imports @rein/core (its tests may)", () => {
+      expect(violations.filter((violation) => violation.rule.name === "store-postgres-uses-session-only").map(describeViolation)).toEqual([
+        "store-postgres-uses-session-only: packages/store-postgres/src/pg-store.ts → packages/core/src/index.ts",
       ]);
     });
 

@@ -104,7 +104,6 @@ export {
   SessionGraph,
   selectHistory,
   installShutdownFlush,
-  sessionStoreKit,
   SESSION_COMMIT_FAILED_CHANNEL,
   SessionStoreError,
   SessionStoreCorruptError,

@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { startLocalRegistry, type LocalRegistry } from "./__fixtures__/local-registry";
 
 const ROOT = resolve(__dirname, "..", "..", "..");
-const PACKAGES = ["guard", "core", "providers", "rein", "store-postgres", "server", "cli"];
+const PACKAGES = ["guard", "session", "core", "providers", "rein", "store-postgres", "server", "cli"];
 
 /** The scripted runaway agent of `pnpm demo`, in plain JavaScript, given the module's import line. */
 function runawayScript(importLine: string): string {

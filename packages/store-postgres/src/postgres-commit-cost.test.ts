@@ -6,7 +6,7 @@
  * PostgreSQL's own statistics (rows and index entries read), not timed.
  */
 import { Client } from "pg";
-import type { SessionNode, SessionWriteOperation } from "@rein/core";
+import type { SessionNode, SessionWriteOperation } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
 

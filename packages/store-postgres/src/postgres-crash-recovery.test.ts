@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "pg";
-import type { SessionWriteOperation } from "@rein/core";
+import type { SessionWriteOperation } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { PostgresConnectionError } from "./postgres-errors";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";

@@ -1,4 +1,4 @@
-import { SessionSchemaVersionError, SessionStoreError } from "@rein/core";
+import { SessionSchemaVersionError, SessionStoreError } from "@rein/session";
 
 /**
  * A fault of the PostgreSQL server or of the connection to it that no more

@@ -5,7 +5,7 @@
  */
 import { createServer } from "node:net";
 import { Client, Pool } from "pg";
-import { SessionNodeConflictError, SessionSchemaVersionError, SessionStoreBusyError, SessionStoreClosedError, type SessionWriteOperation } from "@rein/core";
+import { SessionNodeConflictError, SessionSchemaVersionError, SessionStoreBusyError, SessionStoreClosedError, type SessionWriteOperation } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { PostgresAuthenticationError, PostgresConnectionError, PostgresForeignSchemaError, PostgresSchemaVersionError } from "./postgres-errors";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";

@@ -7,7 +7,7 @@ import {
   SessionStoreBusyError,
   SessionStoreClosedError,
   SessionStoreDiskFullError,
-} from "@rein/core";
+} from "@rein/session";
 import type { PostgresFailure } from "./postgres-worker";
 import {
   PostgresAuthenticationError,

@@ -1,4 +1,4 @@
-import type { SessionInfo, SessionNode, SessionNodeRole, SessionWriteOperation } from "@rein/core";
+import type { SessionInfo, SessionNode, SessionNodeRole, SessionWriteOperation } from "@rein/session";
 
 /**
  * What crosses the thread between the Postgres store and its worker: rows

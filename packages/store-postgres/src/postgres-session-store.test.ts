@@ -1,4 +1,4 @@
-import { describeSessionStoreContract } from "../../core/src/session/session-store-contract";
+import { describeSessionStoreContract } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
 

@@ -17,8 +17,6 @@ import {
   type ConsumeOnceStore,
   type RunRecord,
   type RunState,
-} from "@rein/core";
-import {
   checkCreateSessionArguments,
   checkNodeId,
   checkSessionId,
@@ -31,7 +29,7 @@ import {
   checkRunArguments,
   commitFences,
   runFromRow,
-} from "./core-internals";
+} from "@rein/session";
 import { PostgresConnection } from "./postgres-connection";
 import { postgresFault } from "./postgres-faults";
 import { PostgresConnectionError } from "./postgres-errors";

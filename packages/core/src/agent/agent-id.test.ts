@@ -2,7 +2,7 @@ import { Context } from "../context/context";
 import { CancelledError } from "../errors/core-errors";
 import { resumeRun } from "../resumable/resume-run";
 import { step } from "../resumable/step";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Agent } from "./agent";
 import { agentClassId, DuplicateAgentIdError } from "./agent-id";
 import * as billing from "./__fixtures__/billing-pipeline";

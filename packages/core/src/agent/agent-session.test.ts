@@ -5,8 +5,8 @@ import { join, resolve } from "node:path";
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { SessionStore } from "../session/session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { SessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Agent } from "./agent";
 
 const ROOT = resolve(__dirname, "../../../..");

@@ -5,8 +5,8 @@ import { CancelledError, DecisionError } from "../errors/core-errors";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { addPreInvocationHook, removePreInvocationHook } from "../scope/hooks";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Agent } from "./agent";
 import { method } from "./method-decorator";
 

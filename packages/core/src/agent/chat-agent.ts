@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Agent } from "./agent";
 import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
 

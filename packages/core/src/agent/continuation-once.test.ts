@@ -8,7 +8,7 @@ import { ContinuationConsumedError } from "../errors/continuation-consumed-error
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { ChatAgent } from "./chat-agent";
 import type { TurnContinuation } from "./turns";
 

@@ -1,6 +1,6 @@
 import type { ParametersSchema } from "../tools/schema";
 import { isStandardSchema } from "../tools/schema";
-import type { RenderRange } from "../session/history";
+import type { RenderRange } from "@rein/session";
 import { resumableProblem, type ResumableOptions } from "../resumable/resumable-options";
 
 /** How a method's calls show in the history of later requests. @default "full" */

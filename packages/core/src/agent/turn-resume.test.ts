@@ -6,8 +6,8 @@ import { SessionMismatchError } from "../errors/core-errors";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionStore } from "../session/session-store";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionStore } from "@rein/session";
 import { ChatAgent } from "./chat-agent";
 
 /** An operator that checks, then deploys (which needs a person's approval; no approver is configured). */

@@ -4,7 +4,7 @@ import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvent } from "../runtime/runtime-events";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Agent } from "./agent";
 import { ChatAgent } from "./chat-agent";
 

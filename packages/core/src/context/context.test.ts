@@ -1,8 +1,8 @@
 import { Agent } from "../agent/agent";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
 import { currentReach, withReachBudget } from "../runtime/reach";
 import { Context, DELETE } from "./context";

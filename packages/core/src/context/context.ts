@@ -3,10 +3,10 @@ import { ContextProviderError } from "../errors/core-errors";
 import { anyOf, arrayOf, checkArgument, hasMethods, instanceOf, isObject, nonEmptyString, optionsSchema, rule, show, type Rule } from "../options/option-schema";
 import type { TextBlock } from "../model/content";
 import { currentScope, deriveScope } from "../scope/call-scope";
-import type { SessionNode } from "../session/session-node";
-import { SessionNodeWriter } from "../session/session-node-writer";
-import { SessionExistsError } from "../session/session-errors";
-import type { SessionStoreLike } from "../session/session-store-like";
+import type { SessionNode } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import { SessionExistsError } from "@rein/session";
+import type { SessionStoreLike } from "@rein/session";
 
 /** Setting a name to `DELETE` hides the value inherited from a parent Context. */
 export const DELETE: unique symbol = Symbol.for("rein.context.delete");

@@ -1,6 +1,6 @@
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Chat, lookupThenAnswer } from "../session/__fixtures__/chat-agent";
 import { Context } from "./context";
 

@@ -20,7 +20,7 @@ import {
   SessionStoreClosedError,
   SessionStoreCorruptError,
   SessionStoreError,
-} from "../session/session-errors";
+} from "@rein/session";
 import {
   CancelledError,
   ContextHeadError,

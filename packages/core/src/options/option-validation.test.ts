@@ -11,9 +11,9 @@ import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
-import { SessionStore } from "../session/session-store";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import { SessionStore } from "@rein/session";
 import { tool } from "../tools/tool";
 
 class Tooly extends Agent {

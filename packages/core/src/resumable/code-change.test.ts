@@ -1,8 +1,8 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import type { SessionNode } from "../session/session-node";
+import { InMemorySessionStore } from "@rein/session";
+import type { SessionNode } from "@rein/session";
 import { RunPausedError } from "./resumable-errors";
 import { step } from "./step";
 

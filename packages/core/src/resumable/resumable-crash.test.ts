@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { SessionStore } from "../session/session-store";
-import type { SessionNode } from "../session/session-node";
+import { SessionStore } from "@rein/session";
+import type { SessionNode } from "@rein/session";
 
 // Children run TypeScript source through tsx with the test tsconfig's paths (no build).
 const ROOT = resolve(__dirname, "../../../..");

@@ -1,8 +1,8 @@
 import type { ScopeOwner } from "../scope/enter-scope";
-import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState } from "../session/run-leases";
-import { SessionNodeWriter } from "../session/session-node-writer";
-import { SessionStoreClosedError } from "../session/session-errors";
-import type { SessionStoreLike } from "../session/session-store-like";
+import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import { SessionStoreClosedError } from "@rein/session";
+import type { SessionStoreLike } from "@rein/session";
 import { RunNotResumableError, RunPausedError } from "./resumable-errors";
 import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
 import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";

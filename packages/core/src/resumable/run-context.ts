@@ -1,9 +1,9 @@
 import { currentChain, type Frame } from "@rein/guard";
-import type { SessionNode } from "../session/session-node";
-import type { SessionAppendOptions, SessionNodeWriter } from "../session/session-node-writer";
-import type { SessionNodeUpdate } from "../session/session-store-like";
-import type { LeaseFence, RunLeaseStore, RunState } from "../session/run-leases";
-import { LeaseLostError, SessionStoreBusyError } from "../session/session-errors";
+import type { SessionNode } from "@rein/session";
+import type { SessionAppendOptions, SessionNodeWriter } from "@rein/session";
+import type { SessionNodeUpdate } from "@rein/session";
+import type { LeaseFence, RunLeaseStore, RunState } from "@rein/session";
+import { LeaseLostError, SessionStoreBusyError } from "@rein/session";
 import { SessionCursor } from "../scope/session-cursor";
 import { RunPausedError, type RunPauseKind } from "./resumable-errors";
 

@@ -7,7 +7,7 @@ import { Agent } from "../agent/agent";
 import { ChatAgent } from "../agent/chat-agent";
 import { Context } from "../context/context";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse, ModelStreamEvent } from "../model/model-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 
 /** A provider that answers only when its signal aborts (with the signal's reason), and says when it was asked. */

@@ -1,6 +1,6 @@
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Chat } from "../session/__fixtures__/chat-agent";
 import { Runtime } from "./runtime";
 

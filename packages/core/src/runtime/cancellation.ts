@@ -1,6 +1,6 @@
 import { CancelledError, InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
-import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionNodeWriter } from "@rein/session";
 
 /**
  * True for errors that mean "stopped on purpose": `CancelledError`, and

@@ -12,7 +12,7 @@ import { Context } from "../context/context";
 import { ContextOverflowError } from "../model/provider-errors";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { step } from "../resumable/step";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { childBudget, currentReach, withReachBudget } from "./reach";
 import { withRunListener } from "./run-listener";
 import type { RunResult } from "./run-result";

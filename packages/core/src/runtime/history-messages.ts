@@ -1,8 +1,8 @@
 import type { ContentBlock, Message } from "../model/content";
 import type { Context } from "../context/context";
-import { selectHistory, type HistoryFilter } from "../session/history";
-import type { SessionNode } from "../session/session-node";
-import type { SessionNodeWriter } from "../session/session-node-writer";
+import { selectHistory, type HistoryFilter } from "@rein/session";
+import type { SessionNode } from "@rein/session";
+import type { SessionNodeWriter } from "@rein/session";
 
 /** Where in the session graph the next request is made. */
 export interface HistoryPosition {

@@ -6,8 +6,8 @@ import { ContextOverflowError } from "../model/provider-errors";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { tool } from "../tools/tool";
 import { Context } from "../context/context";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Runtime } from "./runtime";
 import type { RuntimeEvent } from "./runtime-events";
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { inspectPolicyHeader } from "@rein/guard";
 import { reachFetch, withReachBudget } from "./reach";
 import { mayReceiveBudget, reachOrigins, setReachOrigins } from "./reach-origins";

@@ -4,7 +4,7 @@ import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 import type { RunEvent } from "./runtime-events";
 import { childBudget, currentReach, reachFetch, withReachBudget } from "./reach";

@@ -1,7 +1,7 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 import type { RunEvent } from "./runtime-events";
 import { withRunListener } from "./run-listener";

@@ -2,8 +2,8 @@ import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { tool } from "../tools/tool";
 import { Runtime } from "./runtime";
 

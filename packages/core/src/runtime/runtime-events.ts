@@ -1,6 +1,6 @@
 import type { GuardError, LoopDetectorKind, ReachStatus } from "@rein/guard";
 import type { ModelRetry, StopReason, Usage } from "../model/model-provider";
-import type { SessionNodeRole, SessionNodeStatus } from "../session/session-node";
+import type { SessionNodeRole, SessionNodeStatus } from "@rein/session";
 import type { RunResult } from "./run-result";
 
 /**

@@ -8,9 +8,9 @@ import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-
 import { CancelledError } from "../errors/core-errors";
 import { currentSignal } from "../scope/call-scope";
 import { addPreInvocationHook, removePreInvocationHook } from "../scope/hooks";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
-import type { SessionNode } from "../session/session-node";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import type { SessionNode } from "@rein/session";
 import { tool } from "../tools/tool";
 import { Runtime } from "./runtime";
 import type { RuntimeEvent } from "./runtime-events";

@@ -5,8 +5,8 @@ import { ContextProviderError, MaxIterationsExceededError, MaxStepsExceededError
 import type { ContentBlock, ToolResultBlock } from "../model/content";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { tool } from "../tools/tool";
 import { Runtime } from "./runtime";
 import type { RuntimeEvent } from "./runtime-events";

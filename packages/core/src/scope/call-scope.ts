@@ -6,7 +6,7 @@ import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { RunLedger } from "../runtime/run-ledger";
-import type { SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionNodeWriter } from "@rein/session";
 import type { SessionCursor } from "./session-cursor";
 import type { TraceScope } from "../telemetry/trace-scope";
 

@@ -5,8 +5,8 @@ import { Context } from "../context/context";
 import type { ModelProvider, ModelResponse } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 
 /**
  * Random call trees through real scoped Agent methods: sync and async calls,

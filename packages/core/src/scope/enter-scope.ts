@@ -5,8 +5,8 @@ import { ContextHeadError, ContextStoreError, InterruptedError } from "../errors
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
-import type { SessionNodeWriter } from "../session/session-node-writer";
-import type { SessionNodeStatus } from "../session/session-node";
+import type { SessionNodeWriter } from "@rein/session";
+import type { SessionNodeStatus } from "@rein/session";
 import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";

@@ -1,4 +1,4 @@
-import type { SessionAppendOptions, SessionNodeInput, SessionNodeWriter } from "../session/session-node-writer";
+import type { SessionAppendOptions, SessionNodeInput, SessionNodeWriter } from "@rein/session";
 
 /** A node for {@link SessionCursor.append}: the cursor fills in `caller` and `predecessor`. */
 export type CursorNodeInput = Omit<SessionNodeInput, "caller" | "predecessor">;

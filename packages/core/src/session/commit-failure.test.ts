@@ -2,8 +2,8 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { Runtime } from "../runtime/runtime";
-import { SESSION_COMMIT_FAILED_CHANNEL, type SessionCommitFailure } from "./commit-failure";
-import { SessionNodeWriter } from "./session-node-writer";
+import { SESSION_COMMIT_FAILED_CHANNEL, type SessionCommitFailure } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Chat, lookupThenAnswer } from "./__fixtures__/chat-agent";
 import { FaultyStore, appendsInputWith } from "./__fixtures__/faulty-store";
 

@@ -1,7 +1,7 @@
 import { Context } from "../context/context";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "./in-memory-session-store";
-import { SessionNodeWriter } from "./session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { Chat, lookupThenAnswer } from "./__fixtures__/chat-agent";
 import { FaultyStore, appendsInputWith } from "./__fixtures__/faulty-store";
 

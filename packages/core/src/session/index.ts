@@ -1,4 +1,10 @@
-export type { SessionNode, SessionNodeRole, SessionNodeStatus } from "./session-node";
+/**
+ * The session stores live in `@rein/session`; core re-exports the names its
+ * users import (the same objects), so `import { SessionStore } from
+ * "@rein/core"` keeps working. The API for store implementers is exported by
+ * `@rein/session` only.
+ */
+export type { SessionNode, SessionNodeRole, SessionNodeStatus } from "@rein/session";
 export type {
   SessionStoreLike,
   SessionInfo,
@@ -10,30 +16,29 @@ export type {
   SessionWriteOperation,
   SessionCommitResult,
   SessionCommitOptions,
-} from "./session-store-like";
-export type { ReadAncestryOptions } from "./ancestry";
-export { SessionStore } from "./session-store";
-export { isRunLeaseStore } from "./run-leases";
-export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "./run-leases";
-export { isConsumeOnceStore } from "./consume-once";
-export type { ConsumeOnceStore } from "./consume-once";
-export type { SessionStoreOptions } from "./session-store-options";
-export { InMemorySessionStore } from "./in-memory-session-store";
-export { SessionNodeWriter } from "./session-node-writer";
-export type { SessionNodeWriterOptions, SessionWriteBatching } from "./session-node-writer-options";
+} from "@rein/session";
+export type { ReadAncestryOptions } from "@rein/session";
+export { SessionStore } from "@rein/session";
+export { isRunLeaseStore } from "@rein/session";
+export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "@rein/session";
+export { isConsumeOnceStore } from "@rein/session";
+export type { ConsumeOnceStore } from "@rein/session";
+export type { SessionStoreOptions } from "@rein/session";
+export { InMemorySessionStore } from "@rein/session";
+export { SessionNodeWriter } from "@rein/session";
+export type { SessionNodeWriterOptions, SessionWriteBatching } from "@rein/session";
 export type {
   SessionNodeInput,
   SessionAppendOptions,
   SessionUpdateOptions,
   SessionFlushOptions,
-} from "./session-node-writer";
-export { SESSION_COMMIT_FAILED_CHANNEL } from "./commit-failure";
-export type { SessionCommitFailure } from "./commit-failure";
-export { SessionGraph } from "./session-graph";
-export { selectHistory } from "./history";
-export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "./history";
-export { installShutdownFlush } from "./shutdown-flush";
-export { sessionStoreKit } from "./store-kit";
+} from "@rein/session";
+export { SESSION_COMMIT_FAILED_CHANNEL } from "@rein/session";
+export type { SessionCommitFailure } from "@rein/session";
+export { SessionGraph } from "@rein/session";
+export { selectHistory } from "@rein/session";
+export type { HistoryFilter, RenderRange, SelectHistoryOptions } from "@rein/session";
+export { installShutdownFlush } from "@rein/session";
 export {
   SessionStoreError,
   SessionStoreCorruptError,
@@ -49,4 +54,4 @@ export {
   SessionStoreDiskFullError,
   SessionNodeConflictError,
   LeaseLostError,
-} from "./session-errors";
+} from "@rein/session";

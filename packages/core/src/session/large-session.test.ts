@@ -6,9 +6,9 @@ import { Context } from "../context/context";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import type { SessionNode } from "./session-node";
-import { SessionStore } from "./session-store";
-import { SessionNodeWriter } from "./session-node-writer";
+import type { SessionNode } from "@rein/session";
+import { SessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 
 /**
  * Issue 10 item 9: history for the next request is read along the head's

@@ -3,8 +3,8 @@ import { Context } from "../context/context";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "./in-memory-session-store";
-import { SessionNodeWriter } from "./session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 
 /**
  * Several processes on one session, simulated in one: each "process" has a

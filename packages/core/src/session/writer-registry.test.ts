@@ -1,9 +1,9 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Context } from "../context/context";
-import { InMemorySessionStore } from "./in-memory-session-store";
-import { SessionNodeWriter } from "./session-node-writer";
-import { sharedWriterCount } from "./writer-registry";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import { sharedWriterCount } from "@rein/session";
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;

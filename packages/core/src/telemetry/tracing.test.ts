@@ -11,9 +11,9 @@ import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { reachFetch, withReachBudget } from "../runtime/reach";
 import { Runtime } from "../runtime/runtime";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
-import type { SessionNode } from "../session/session-node";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
+import type { SessionNode } from "@rein/session";
 import { tool } from "../tools/tool";
 import { activeTracer } from "./tracing";
 

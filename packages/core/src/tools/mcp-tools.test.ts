@@ -12,8 +12,8 @@ import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider, type ScriptedTurn } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvent } from "../runtime/runtime-events";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
-import { SessionNodeWriter } from "../session/session-node-writer";
+import { InMemorySessionStore } from "@rein/session";
+import { SessionNodeWriter } from "@rein/session";
 import { mcpTools } from "./mcp-tools";
 import type { Tool } from "./tool";
 

@@ -1,5 +1,5 @@
-import { InMemorySessionStore } from "../in-memory-session-store";
-import type { SessionCommitResult, SessionWriteOperation } from "../session-store-like";
+import { InMemorySessionStore } from "@rein/session";
+import type { SessionCommitResult, SessionWriteOperation } from "@rein/session";
 
 /**
  * An in-memory store whose commits fail on demand, for tests of what a

@@ -25,7 +25,15 @@ export interface ReadAncestryOptions {
  * `selectHistory` on a graph of just these nodes gives what it gives on the
  * whole session. The SQL stores compute the same set in one recursive
  * query; this is the reference, used by the in-memory store. Unknown id: [].
- * @internal
+ * A store without such a query may answer `readAncestry` with it.
+ *
+ * @example
+ * ```ts
+ * readAncestry(sessionId: string, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
+ *   readAncestryOptionsSchema.parse(options);
+ *   return ancestryIn(new SessionGraph(this.readNodes(sessionId)), nodeId, options);
+ * }
+ * ```
  */
 export function ancestryIn(graph: SessionGraph, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
   const turns = options.turns ?? Infinity;

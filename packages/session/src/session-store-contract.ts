@@ -1,18 +1,19 @@
+/// <reference types="jest" />
 /**
  * The contract every session store keeps, as one jest suite:
  * `describeSessionStoreContract(name, makeStore)` runs it against a store
  * made fresh for each test. The in-memory and SQLite stores run it
- * (`session-store-like.test.ts`); a new store (Postgres) runs it from its own
- * test file:
+ * (`session-store-like.test.ts`); a store of another package runs it from
+ * its own test file (docs/writing-a-session-store.md):
  *
  * ```ts
- * import { describeSessionStoreContract } from "../../core/src/session/session-store-contract";
+ * import { describeSessionStoreContract } from "@rein/session";
  * describeSessionStoreContract("PostgresSessionStore", () => new PostgresSessionStore({ pool, schema: freshSchema() }));
  * ```
  *
- * Test-only code (it calls jest's globals): it is left out of the package
- * build and not exported from `@rein/core`.
- * @internal
+ * It calls jest's globals (`describe`, `test`, `expect`, `beforeEach`,
+ * `afterEach`) when called, so call it from a test file only; loading the
+ * module outside a test costs nothing.
  */
 import { SessionNodeWriter } from "./session-node-writer";
 import type { SessionNode } from "./session-node";
@@ -59,8 +60,14 @@ function thrownBy(call: () => unknown): unknown {
 
 /**
  * Declares the store contract suite for `makeStore`, which returns a new,
- * empty store each time (closed by the suite after each test).
- * @internal
+ * empty store each time (closed by the suite after each test). Call it at
+ * the top level of a jest test file.
+ *
+ * @example
+ * ```ts
+ * import { describeSessionStoreContract } from "@rein/session";
+ * describeSessionStoreContract("MyStore", () => new MyStore({ path: freshPath() }));
+ * ```
  */
 export function describeSessionStoreContract(name: string, makeStore: () => SessionStoreLike | Promise<SessionStoreLike>): void {
   describe(`${name} keeps the session store contract`, () => {

@@ -58,9 +58,17 @@ export function pendingEntry(store: SessionStoreLike, writer: Flushable): Pendin
 }
 
 /**
- * Commits every pending writer of `store`; throws the first failure after
- * trying them all.
- * @internal
+ * Commits the pending batch of every {@link SessionNodeWriter} of `store` in
+ * this process; throws the first failure after trying them all. A store
+ * calls it first thing in its `flush()` and `close()`, so `store.flush()`
+ * means "everything written so far is committed".
+ *
+ * @example
+ * ```ts
+ * flush(): void {
+ *   flushPendingWriters(this);
+ * }
+ * ```
  */
 export function flushPendingWriters(store: SessionStoreLike): void {
   const list = pendingByStore.get(store);
@@ -118,27 +126,51 @@ export function registerSharedWriter(store: SessionStoreLike, sessionId: string,
 }
 
 /**
- * How many sessions of `store` have a registered writer entry (alive or not
- * yet swept). For tests of the registry's memory.
- * @internal
+ * How many sessions of `store` have a registered writer entry in this
+ * process (alive, or collected and not yet swept). For a store's tests: a
+ * closed store, or one whose sessions were deleted, holds none.
+ *
+ * @example
+ * ```ts
+ * store.close();
+ * expect(sharedWriterCount(store)).toBe(0);
+ * ```
  */
 export function sharedWriterCount(store: SessionStoreLike): number {
   return sharedByStore.get(store)?.size ?? 0;
 }
 
 /**
- * Forgets the writers registered for `store` (a closed store): a writer
- * still held keeps working until it touches the store, which then throws.
- * @internal
+ * Forgets the writers registered for `store`; a store calls it in `close()`
+ * after {@link flushPendingWriters}. A writer still held by someone keeps
+ * working until it touches the store, which then throws its closed error.
+ *
+ * @example
+ * ```ts
+ * close(): void {
+ *   flushPendingWriters(this);
+ *   releaseSharedWriters(this);
+ *   this.pool.end();
+ * }
+ * ```
  */
 export function releaseSharedWriters(store: SessionStoreLike): void {
   sharedByStore.delete(store);
 }
 
 /**
- * Forgets the writer registered for `sessionId` of `store` (a deleted
- * session: a session made again under the id gets a fresh writer).
- * @internal
+ * Forgets the writer registered for `sessionId` of `store`; a store calls it
+ * in `deleteSession`, so a session made again under the id gets a fresh
+ * writer instead of one holding the deleted session's head.
+ *
+ * @example
+ * ```ts
+ * deleteSession(sessionId: string): void {
+ *   checkSessionId("MyStore.deleteSession", sessionId);
+ *   this.deleteRows(sessionId);
+ *   releaseSharedWriter(this, sessionId);
+ * }
+ * ```
  */
 export function releaseSharedWriter(store: SessionStoreLike, sessionId: string): void {
   sharedByStore.get(store)?.delete(sessionId);

@@ -2,7 +2,7 @@
  * The options of the SQLite `SessionStore` and their schema, in one file:
  * session-store.ts imports both, and nothing here imports back.
  */
-import { boolean, nonEmptyString, optionsSchema, rule } from "../options/option-schema";
+import { boolean, nonEmptyString, optionsSchema, rule } from "./options/option-schema";
 
 /**
  * Options of `SessionStore`.

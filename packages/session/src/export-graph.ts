@@ -18,8 +18,16 @@ function dotText(text: string): string {
  * Renders a session's nodes (in `seq` order) as JSON, a Mermaid flowchart or
  * Graphviz dot. In the pictures a solid arrow is a `predecessor` edge (what
  * came next in the same scope), a dotted arrow a `caller` edge (what ran
- * inside a call), and the head is highlighted.
- * @internal shared by the stores' `exportGraph`.
+ * inside a call), and the head is highlighted. Every store's `exportGraph` returns
+ * this, so the pictures are the same whichever store holds the session.
+ *
+ * @example
+ * ```ts
+ * exportGraph(sessionId: string, options: ExportGraphOptions = {}): string {
+ *   exportGraphOptionsSchema.parse(options);
+ *   return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
+ * }
+ * ```
  */
 export function renderSessionGraph(
   session: SessionInfo,

@@ -7,7 +7,7 @@ import { SessionStore } from "./session-store";
 
 // The child runs from TypeScript source through tsx's CommonJS hook, with
 // the test tsconfig's paths so `@rein/guard` resolves to source: no build.
-const ROOT = resolve(__dirname, "../../../..");
+const ROOT = resolve(__dirname, "../../..");
 const CHILD = join(__dirname, "__fixtures__", "session-crash-child.ts");
 
 let directory: string;

@@ -1,6 +1,6 @@
 import type { ExportGraphOptions, SessionCreateOptions } from "./session-store-like";
 import type { ReadAncestryOptions } from "./ancestry";
-import { anyOf, checkArgument, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "../options/option-schema";
+import { anyOf, checkArgument, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "./options/option-schema";
 
 /**
  * Argument checks of the session store APIs: ids are non-empty strings,

@@ -2,7 +2,7 @@
  * The options of `SessionNodeWriter` and their schema, in one file:
  * session-node-writer.ts imports both, and nothing here imports back.
  */
-import { boolean, checkArgument, func, hasMethods, oneOf, optionsSchema } from "../options/option-schema";
+import { boolean, checkArgument, func, hasMethods, oneOf, optionsSchema } from "./options/option-schema";
 import type { SessionCommitFailure } from "./commit-failure";
 import { checkSessionId } from "./session-arguments";
 

@@ -118,10 +118,24 @@ export function isRunLeaseStore(store: object): store is RunLeaseStore {
   return typeof candidate.claimRun === "function" && typeof candidate.registerRun === "function" && typeof candidate.listRuns === "function";
 }
 
-/** A run row as the SQL stores return it: `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt, createdAt, leaseEpoch?]`. @internal */
+/**
+ * A run row as the SQL stores select it:
+ * `[runId, sessionId, name, state, reason, owned, leaseUntil, updatedAt, createdAt, leaseEpoch?]`
+ * (`owned` as a boolean, `1` or `"1"`; times in ms since the epoch).
+ */
 export type RunRow = readonly unknown[];
 
-/** @internal */
+/**
+ * A {@link RunRow} as a {@link RunRecord}, the way every store reports runs
+ * (a row without its tenth column, from a store written before lease
+ * epochs, carries no `leaseEpoch`).
+ *
+ * @example
+ * ```ts
+ * runFromRow(["r1", "s1", "Pipeline.process", "running", null, 1, 1_700_000_060_000, 1_700_000_000_000, 1_700_000_000_000, 3]);
+ * // { runId: "r1", sessionId: "s1", name: "Pipeline.process", state: "running", owned: true, leaseEpoch: 3, ... }
+ * ```
+ */
 export function runFromRow(row: RunRow): RunRecord {
   return {
     runId: String(row[0]),
@@ -140,7 +154,21 @@ export function runFromRow(row: RunRow): RunRecord {
 
 const RUN_STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error", "completed"];
 
-/** Argument checks every store applies to the run-lease methods (`epoch`: a lease epoch, when given). @internal */
+/**
+ * The argument checks every store applies to its {@link RunLeaseStore}
+ * methods, so a wrong argument is the same `TypeError` whichever store is
+ * used: `runId` a non-empty string, `leaseMs` a positive number, `states` an
+ * array of {@link RunState}s, `epoch` (a lease epoch, when given) a positive
+ * integer. `where` names the method in the message.
+ *
+ * @example
+ * ```ts
+ * claimRun(runId: string, leaseMs: number): RunRecord | undefined {
+ *   checkRunArguments("MyStore.claimRun", runId, leaseMs);
+ *   // ...
+ * }
+ * ```
+ */
 export function checkRunArguments(where: string, runId: unknown, leaseMs?: unknown, states?: unknown, epoch?: unknown): void {
   if (epoch !== undefined && !(typeof epoch === "number" && Number.isSafeInteger(epoch) && epoch >= 1)) {
     throw new TypeError(`${where}: a lease epoch must be a positive integer (RunRecord.leaseEpoch), got ${JSON.stringify(epoch)}`);
@@ -158,8 +186,17 @@ export function checkRunArguments(where: string, runId: unknown, leaseMs?: unkno
 
 /**
  * The fences of a commit's options, checked as every store checks them;
- * empty when the commit is not fenced.
- * @internal
+ * empty when the commit is not fenced. The store then refuses the whole
+ * commit with a `LeaseLostError` when a fenced run's lease epoch is another
+ * (the contract suite checks this).
+ *
+ * @example
+ * ```ts
+ * commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult {
+ *   const fences = commitFences("MyStore.commit", options);
+ *   // in the commit's transaction: for each fence, compare the run's lease epoch with fence.epoch
+ * }
+ * ```
  */
 export function commitFences(where: string, options: SessionCommitOptions | undefined): readonly LeaseFence[] {
   if (options === undefined) return NO_FENCES;
