@@ -8,7 +8,7 @@
  * - another package is reached through its name (its `src/index.ts`), never
  *   by a path into its files;
  * - every folder under packages/ has a place in the order;
- * - @rein/store-postgres's shipped source imports @rein/session, not @rein/core.
+ * - @rein/store-postgres's session store imports @rein/session, not @rein/core.
  */
 
 /**
@@ -66,9 +66,9 @@ module.exports = {
     {
       name: "store-postgres-uses-session-only",
       comment:
-        "@rein/store-postgres is a session store: its shipped source imports @rein/session (the store implementer API), never @rein/core (its tests may, to run agents on it).",
+        "@rein/store-postgres's session store imports @rein/session (the store implementer API), never @rein/core. Its tests may, to run agents on it; so may its API key store (postgres-api-key-*.ts), which builds on core's public spend caps.",
       severity: "error",
-      from: { path: "^packages/store-postgres/", pathNot: "(\\.test\\.ts$|/__fixtures__/)" },
+      from: { path: "^packages/store-postgres/", pathNot: "(\\.test\\.ts$|/__fixtures__/|/postgres-api-key-[^/]*\\.ts$)" },
       to: { path: "^packages/(core|providers)/" },
     },
     {

@@ -78,7 +78,7 @@ describe("import structure (docs/structure.md)", () => {
       write("packages/core/src/index.ts", 'export const core = 1;\nexport { deep } from "./deep";\n');
       // core reaching into guard's files instead of importing @rein/guard.
       write("packages/core/src/deep.ts", 'import { run } from "../../guard/src/runner";\nexport const deep = run;\n');
-      // A session store importing core from its shipped source (its test may), instead of @rein/session's implementer API.
+      // The Postgres session store importing core from its shipped source (its test may), instead of @rein/session's implementer API.
       write("packages/store-postgres/src/index.ts", 'export { PgStore } from "./pg-store";\n');
       write("packages/store-postgres/src/pg-store.ts", 'import { core } from "@rein/core";\nexport const PgStore = core;\n');
       write("packages/store-postgres/src/pg-store.test.ts", 'import { core } from "@rein/core";\nexport const used = core;\n');
@@ -109,7 +109,7 @@ describe("import structure (docs/structure.md)", () => {
       ]);
     });
 
-    it("fails when @rein/store-postgres's shipped source imports @rein/core (its tests may)", () => {
+    it("fails when @rein/store-postgres's session store imports @rein/core (its tests may)", () => {
       expect(violations.filter((violation) => violation.rule.name === "store-postgres-uses-session-only").map(describeViolation)).toEqual([
         "store-postgres-uses-session-only: packages/store-postgres/src/pg-store.ts → packages/core/src/index.ts",
       ]);

@@ -8,7 +8,7 @@ import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { InMemorySessionStore } from "../session/in-memory-session-store";
+import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 
 class Librarian extends Agent {
