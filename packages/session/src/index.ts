@@ -67,6 +67,8 @@ export { ancestryIn } from "./ancestry";
 export { checkSessionId, checkNodeId, checkCreateSessionArguments, exportGraphOptionsSchema, readAncestryOptionsSchema } from "./session-arguments";
 export { runFromRow, checkRunArguments, commitFences } from "./run-leases";
 export type { RunRow } from "./run-leases";
+export { SyncWorkerBridge, WORKER_SIGNAL } from "./sync-worker-bridge";
+export type { SyncWorkerBridgeOptions, WorkerEnds, WorkerFailure, WorkerReply, WorkerRequest } from "./sync-worker-bridge";
 /**
  * The option-schema machinery every Rein options object is checked with
  * (`optionsSchema`, `checkArgument`, rules such as `positiveInteger`); one

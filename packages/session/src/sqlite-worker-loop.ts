@@ -6,26 +6,20 @@
  * dropped statement objects before answering, so the connection — and its
  * file handles — are gone when the caller's close() returns.
  *
- * Started from its source text, like the operations: it uses nothing from
- * its module scope.
+ * The protocol is `SyncWorkerBridge`'s (`sync-worker-bridge.ts`): this
+ * loop is the worker end of it. Started from its source text, like the
+ * operations: it uses nothing from its module scope.
  * @internal
  */
 
 import type { SqliteOperations, SqliteReply, SqliteRequest, SqliteWorkerData } from "./sqlite-session-worker";
-
-/** Slots of the shared signal array (repeated inside {@link sqliteWorkerLoop}). @internal */
-export const SIGNAL_REQUESTS = 0;
-/** @internal */
-export const SIGNAL_REPLIES = 1;
-/** Set to 1 when the worker loop has ended. @internal */
-export const SIGNAL_ENDED = 2;
 
 /** The worker's request loop. Self-contained. @internal */
 export function sqliteWorkerLoop(load: (id: string) => unknown, operations: SqliteOperations): void {
   const threads = load("node:worker_threads") as typeof import("node:worker_threads");
   const data = threads.workerData as SqliteWorkerData;
   const signal = new Int32Array(data.signal);
-  // The SIGNAL_* slots, repeated: this function sees nothing of its module.
+  // The WORKER_SIGNAL slots of sync-worker-bridge.ts, repeated: this function sees nothing of its module.
   const REQUESTS = 0;
   const REPLIES = 1;
   const ENDED = 2;

@@ -1,5 +1,6 @@
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
-import { postgresWorker, SIGNAL_ENDED, SIGNAL_REPLIES, type PostgresReply, type PostgresWorkerData } from "./postgres-worker";
+import { Worker } from "node:worker_threads";
+import { SyncWorkerBridge, WORKER_SIGNAL } from "@rein/session";
+import { postgresWorker, type PostgresFailure, type PostgresWorkerData } from "./postgres-worker";
 import { PostgresCallFailure, PostgresWorkerGone } from "./postgres-faults";
 
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
@@ -18,7 +19,7 @@ const WORKER_SOURCE =
   `threads.parentPort.on("message", (data) => {\n` +
   `  try {\n    (${postgresWorker.toString()})(require, data);\n  } catch (error) {\n` +
   `    const signal = new Int32Array(data.signal);\n` +
-  `    Atomics.store(signal, ${SIGNAL_ENDED}, 1);\n    Atomics.notify(signal, ${SIGNAL_REPLIES});\n  }\n});\n`;
+  `    Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n    Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n  }\n});\n`;
 
 /** The process's worker thread, started by the first store and shared by all. */
 let host: Worker | undefined;
@@ -42,119 +43,58 @@ function sharedHost(): Worker {
 let pgPath: string | undefined;
 
 /**
- * The store's end of its Postgres worker thread (see {@link postgresWorker}):
- * a synchronous call posts its request and sleeps in `Atomics.wait` until
- * the worker has posted the reply and bumped the reply counter, then reads
- * the reply with `receiveMessageOnPort`; an asynchronous call resolves from
- * the event loop and never blocks it. The worker runs requests in the order
- * they were posted, synchronous and asynchronous alike.
+ * The store's end of its Postgres worker (see {@link postgresWorker}): one
+ * {@link SyncWorkerBridge} to the process's shared worker thread. A
+ * synchronous call sleeps in `Atomics.wait` until the worker has posted
+ * the reply; an asynchronous call resolves from the event loop and never
+ * blocks it. The worker runs requests in the order they were posted,
+ * synchronous and asynchronous alike.
  * @internal
  */
 export class PostgresConnection {
-  private readonly port: MessagePort;
-  private readonly asyncPort: MessagePort;
-  private readonly signal: Int32Array;
-  private replies = 0;
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  /** True once the worker has ended or was told to. */
-  ended = false;
+  private readonly bridge: SyncWorkerBridge<PostgresFailure>;
 
-  /** Starts the worker; nothing is connected until the first call. */
+  /** Attaches to the worker; nothing is connected until the first call. */
   constructor(options: PostgresConnectionOptions) {
     pgPath ??= require.resolve("pg");
-    const sync = new MessageChannel();
-    const async = new MessageChannel();
-    this.port = sync.port1;
-    this.asyncPort = async.port1;
-    this.signal = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
-    const workerData: PostgresWorkerData = { ...options, pgPath, port: sync.port2, asyncPort: async.port2, signal: this.signal.buffer as SharedArrayBuffer };
-    sharedHost().postMessage(workerData, [sync.port2, async.port2]);
+    this.bridge = new SyncWorkerBridge<PostgresFailure>({
+      failed: (failure) => new PostgresCallFailure(failure),
+      gone: () => new PostgresWorkerGone("the store's Postgres worker has ended"),
+      // The worker ended this connection's client before answering `close`; the thread stays for other stores.
+      onRelease: () => attached.delete(this),
+    });
+    const ends = this.bridge.workerEnds;
+    const workerData: PostgresWorkerData = { ...options, pgPath, ...ends };
+    sharedHost().postMessage(workerData, [ends.port, ends.asyncPort]);
     attached.add(this);
-    this.asyncPort.on("message", (reply: PostgresReply) => this.settle(reply));
-    // The port does not keep the process alive while nothing waits on it
-    // (a listener refs the port, so unref after adding it).
-    this.asyncPort.unref();
+  }
+
+  /** True once the worker has ended or the connection was closed. */
+  get ended(): boolean {
+    return this.bridge.ended;
   }
 
   /** The shared worker thread ended: every request of this connection fails. @internal */
   workerEnded(): void {
     attached.delete(this);
-    Atomics.store(this.signal, SIGNAL_ENDED, 1);
-    this.fail();
+    this.bridge.workerEnded();
   }
 
   /** Runs `op` in the worker and waits for its answer; the event loop waits too. */
   call(op: string, ...args: unknown[]): unknown {
-    if (this.ended) throw new PostgresWorkerGone("the store's Postgres worker has ended");
-    const expected = ++this.replies;
-    this.port.postMessage({ id: 0, op, args });
-    for (;;) {
-      const replies = Atomics.load(this.signal, SIGNAL_REPLIES);
-      if (replies >= expected) break;
-      if (Atomics.load(this.signal, SIGNAL_ENDED) === 1) {
-        this.release();
-        throw new PostgresWorkerGone("the store's Postgres worker has ended");
-      }
-      Atomics.wait(this.signal, SIGNAL_REPLIES, replies, 1000);
-    }
-    const reply = receiveMessageOnPort(this.port)!.message as PostgresReply;
-    if (reply.failure !== undefined) throw new PostgresCallFailure(reply.failure);
-    return reply.value;
+    return this.bridge.call(op, ...args);
   }
 
   /** Runs `op` in the worker; the promise settles from the event loop, which is never blocked. */
   callAsync(op: string, ...args: unknown[]): Promise<unknown> {
-    if (this.ended) return Promise.reject(new PostgresWorkerGone("the store's Postgres worker has ended"));
-    const id = this.nextId++;
-    const settled = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    if (this.pending.size === 1) this.asyncPort.ref();
-    this.port.postMessage({ id, op, args });
-    return settled;
+    return this.bridge.callAsync(op, ...args);
   }
 
   /**
-   * Ends the connection and the worker. The worker answers `close` after
-   * every request posted before it, and after its connection has ended.
+   * Ends the connection. The worker answers `close` after every request
+   * posted before it, and after its connection has ended.
    */
   close(): void {
-    if (this.ended) return;
-    try {
-      this.call("close");
-    } finally {
-      // The worker answers in order: every asynchronous request sent before
-      // close has its answer waiting already. Settle them with it, so a
-      // commit that succeeded is never reported lost.
-      for (let received = receiveMessageOnPort(this.asyncPort); received !== undefined; received = receiveMessageOnPort(this.asyncPort)) {
-        this.settle(received.message as PostgresReply);
-      }
-      this.release();
-    }
-  }
-
-  private settle(reply: PostgresReply): void {
-    const waiting = this.pending.get(reply.id);
-    if (waiting === undefined) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.asyncPort.unref();
-    if (reply.failure !== undefined) waiting.reject(new PostgresCallFailure(reply.failure));
-    else waiting.resolve(reply.value);
-  }
-
-  private release(): void {
-    this.ended = true;
-    attached.delete(this);
-    // The worker ended this connection's client before answering `close`; the thread stays for other stores.
-    this.port.close();
-    this.asyncPort.close();
-    this.fail();
-  }
-
-  private fail(): void {
-    this.ended = true;
-    for (const [id, waiting] of this.pending) {
-      this.pending.delete(id);
-      waiting.reject(new PostgresWorkerGone("the store's Postgres worker has ended"));
-    }
+    this.bridge.close();
   }
 }

@@ -4,7 +4,8 @@
  * stays free for pg's socket I/O while the store's thread waits for a reply
  * with `Atomics.wait` (see `postgres-connection.ts`).
  *
- * Requests arrive on `port` and run one at a time, in order (one
+ * The protocol is `SyncWorkerBridge`'s (`@rein/session`): this is its
+ * worker end. Requests arrive on `port` and run one at a time, in order (one
  * connection: a transaction must never interleave with another request). A
  * synchronous request (`id` 0) is answered on `port`, and then the reply
  * counter in the shared `signal` is bumped and notified; any other is
@@ -67,11 +68,6 @@ export interface PostgresReply {
   readonly failure?: PostgresFailure;
 }
 
-/** Slot of the shared signal array counting synchronous replies. @internal */
-export const SIGNAL_REPLIES = 0;
-/** Slot set to 1 when the worker has ended (or could not start). @internal */
-export const SIGNAL_ENDED = 1;
-
 /**
  * The worker: connects on `open`, migrates the schema, and answers every
  * store operation. Self-contained: see the file comment.
@@ -80,9 +76,9 @@ export const SIGNAL_ENDED = 1;
 export function postgresWorker(load: (id: string) => unknown, data: PostgresWorkerData): void {
   const pg = load(data.pgPath) as typeof import("pg");
   const signal = new Int32Array(data.signal);
-  // The SIGNAL_* slots, repeated: this function sees nothing of its module.
-  const REPLIES = 0;
-  const ENDED = 1;
+  // The WORKER_SIGNAL slots of @rein/session's SyncWorkerBridge, repeated: this function sees nothing of its module.
+  const REPLIES = 1;
+  const ENDED = 2;
   const S = data.schema;
   type Row = unknown[];
   type Client = import("pg").Client;
