@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionNode } from "./session-node";
 import type {
   ExportGraphOptions,
@@ -20,11 +19,11 @@ import { branchesOf } from "./session-branches";
 import { renderSessionGraph } from "./export-graph";
 import { SessionStoreBusyError, SessionStoreClosedError } from "./session-errors";
 import { REIN_APPLICATION_ID, SESSION_MIGRATIONS } from "./session-schema";
-import { checkRunArguments, commitFences, runFromRow, type LeaseFence, type RunLeaseStore, type RunRecord, type RunRow, type RunState } from "./run-leases";
+import { checkRunArguments, commitFences, runFromRow, type RunLeaseStore, type RunRecord, type RunRow, type RunState } from "./run-leases";
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { installShutdownFlush } from "./shutdown-flush";
 import { SqliteConnection } from "./sqlite-connection";
-import { encodeOperation, nodeFromRow, READ_PAGE, sessionFromRow, type Row } from "./sqlite-rows";
+import { encodeFences, encodeOperation, nodeFromRow, READ_PAGE, sessionFromRow, type Row } from "./sqlite-rows";
 import { makeStoreDirectory, storeFault } from "./session-store-faults";
 import {
   checkCreateSessionArguments,
@@ -34,19 +33,12 @@ import {
   readAncestryOptionsSchema,
 } from "./session-arguments";
 import { sessionStoreOptionsSchema, type SessionStoreOptions } from "./session-store-options";
-
-/** What the worker's commit answers: `[seqs, headId, stamp]`. */
-type CommitReply = [[string, number][], string | null, string | null];
-
-/** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. */
-function encodeFences(fences: readonly LeaseFence[]): (readonly [string, number])[] | null {
-  return fences.length === 0 ? null : fences.map((fence) => [fence.runId, fence.epoch] as const);
-}
+import type { SqliteCommitReply as CommitReply } from "./sqlite-worker-protocol";
+import { SqliteHeadCache } from "./sqlite-head-cache";
+import { retryThroughLocks, writeThroughLocks } from "./sqlite-lock-wait";
 
 /** The longest a synchronous call waits for another connection's write lock, in ms. */
 export const BUSY_ATTEMPT_MS = 20;
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
  * The lease-owner ids of the SessionStores open in this process. A lease
@@ -55,9 +47,6 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
  * or to a store closed here: it is free.
  */
 const openStores = new Set<string>();
-
-/** Something to sleep on between lease-write attempts (never notified). */
-const LOCK_PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * The persistent session store: an embedded SQLite database (through
@@ -107,10 +96,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
   private readonly uninstallShutdown: (() => void) | undefined;
   private closed = false;
   /** Heads this store read or committed, with the WAL stamp they are current for. */
-  private readonly heads = new Map<string, { head: string | null; stamp: string }>();
-  /** The `-shm` file, read for stamps: opened on first use; null when there is none. */
-  private shm: number | null | undefined;
-  private readonly header = Buffer.alloc(48);
+  private readonly heads: SqliteHeadCache;
   /** This store's id as the owner of run leases. */
   private readonly ownerStore = randomUUID();
 
@@ -122,6 +108,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.attemptMs = Math.min(BUSY_ATTEMPT_MS, this.busyTimeoutMs);
     if (!inMemory) makeStoreDirectory(this.location);
+    this.heads = new SqliteHeadCache(this.location);
     try {
       this.connection = new SqliteConnection({
         location: this.location,
@@ -173,8 +160,8 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
    */
   head(sessionId: string): string | null {
     checkSessionId("SessionStore.head", sessionId);
-    const known = this.heads.get(sessionId);
-    if (known !== undefined && !this.closed && known.stamp === this.walStamp()) return known.head;
+    const known = this.closed ? undefined : this.heads.current(sessionId);
+    if (known !== undefined) return known;
     const [head, stamp] = this.call("head", sessionId) as [string | null, string | null];
     this.rememberHead(sessionId, head, stamp);
     return head;
@@ -262,20 +249,14 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
     this.assertOpen();
     if (operations.length === 0) return { seqs: new Map() };
     const encoded = operations.map(encodeOperation);
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
+    return retryThroughLocks(this.busyTimeoutMs, this.location, async () => {
       this.assertOpen();
       try {
         return this.committed(sessionId, (await this.connection.callAsync("commit", sessionId, encoded, fences)) as CommitReply);
       } catch (error) {
-        const fault = this.fault(error);
-        const waited = Date.now() - started;
-        if (!(fault instanceof SessionStoreBusyError)) throw fault;
-        if (waited >= this.busyTimeoutMs) throw new SessionStoreBusyError(this.location, waited, { cause: fault.cause });
-        const backoff = Math.min(50, 2 ** (attempt + 1)) * (0.5 + Math.random() / 2);
-        await sleep(Math.min(backoff, this.busyTimeoutMs - waited));
+        throw this.fault(error);
       }
-    }
+    });
   }
 
   flush(): void {
@@ -318,15 +299,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
    * one given up (a finished run left `running`) would be replayed later.
    */
   private callThroughLocks<R>(write: () => R): R {
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return write();
-      } catch (error) {
-        if (!(error instanceof SessionStoreBusyError) || Date.now() - started >= this.busyTimeoutMs) throw error;
-        Atomics.wait(LOCK_PAUSE, 0, 0, Math.min(20, 2 ** attempt));
-      }
-    }
+    return writeThroughLocks(this.busyTimeoutMs, write);
   }
 
   getRun(runId: string): RunRecord | undefined {
@@ -371,9 +344,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
     } finally {
       this.closed = true;
       openStores.delete(this.ownerStore);
-      this.heads.clear();
-      if (typeof this.shm === "number") closeSync(this.shm);
-      this.shm = null;
+      this.heads.close();
       releaseSharedWriters(this);
       this.uninstallShutdown?.();
       try {
@@ -391,29 +362,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
   }
 
   private rememberHead(sessionId: string, head: string | null, stamp: string | null): void {
-    if (stamp === null) this.heads.delete(sessionId);
-    else this.heads.set(sessionId, { head: head === null ? null : String(head), stamp });
-  }
-
-  /** The WAL-index header as the worker reports it (see `walStamp` there), or null. */
-  private walStamp(): string | null {
-    if (this.shm === undefined) {
-      this.shm = null;
-      if (this.location !== ":memory:") {
-        try {
-          this.shm = openSync(`${this.location}-shm`, "r");
-        } catch {
-          /* no stamps: heads are read from the database */
-        }
-      }
-    }
-    if (this.shm === null) return null;
-    try {
-      if (readSync(this.shm, this.header, 0, 48, 0) !== 48) return null;
-    } catch {
-      return null;
-    }
-    return this.header.toString("latin1");
+    this.heads.remember(sessionId, head, stamp);
   }
 
   private call(op: string, ...args: unknown[]): unknown {

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { SyncWorkerBridge, WORKER_SIGNAL } from "./sync-worker-bridge";
-import { sqliteSessionOperations, type SqliteFailure, type SqliteWorkerData } from "./sqlite-session-worker";
+import { sqliteOperationsSource, type SqliteFailure, type SqliteWorkerData } from "./sqlite-session-worker";
 import { sqliteWorkerLoop } from "./sqlite-worker-loop";
 
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
@@ -21,7 +21,7 @@ export class SqliteWorkerGone extends Error {}
 // signal, so a caller waiting for its reply never waits forever.
 const WORKER_SOURCE =
   '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
-  `try {\n  (${sqliteWorkerLoop.toString()})(require, (${sqliteSessionOperations.toString()})(require, require("node:worker_threads").workerData));\n} catch (error) {\n` +
+  `try {\n  (${sqliteWorkerLoop.toString()})(require, ${sqliteOperationsSource("require", 'require("node:worker_threads").workerData')});\n} catch (error) {\n` +
   `  const signal = new Int32Array(require("node:worker_threads").workerData.signal);\n` +
   `  Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n  Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n  throw error;\n}\n`;
 
@@ -32,7 +32,7 @@ const SPIN_MS = 0.5;
 
 /**
  * The store's end of its SQLite worker thread (see
- * {@link sqliteWorkerLoop} and {@link sqliteSessionOperations}): one
+ * {@link sqliteWorkerLoop} and `sqliteSessionOperations`): one
  * {@link SyncWorkerBridge} to a thread of its own. Synchronous calls wait for
  * the reply with `Atomics.wait` (the worker holds the lock for at most one
  * short attempt, so the wait is short); asynchronous calls resolve from the

@@ -1,6 +1,7 @@
 import type { SessionNode, SessionNodeRole } from "./session-node";
 import type { SessionInfo, SessionWriteOperation } from "./session-store-like";
 import type { EncodedOperation } from "./sqlite-session-worker";
+import type { LeaseFence } from "./lease-fence";
 import { nodeJsonOf } from "./node-json";
 
 /**
@@ -89,4 +90,9 @@ export function encodeOperation(operation: SessionWriteOperation): EncodedOperat
     set === null ? null : JSON.stringify(set),
     remove,
   ];
+}
+
+/** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. @internal */
+export function encodeFences(fences: readonly LeaseFence[]): (readonly [string, number])[] | null {
+  return fences.length === 0 ? null : fences.map((fence) => [fence.runId, fence.epoch] as const);
 }
