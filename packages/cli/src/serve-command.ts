@@ -99,10 +99,12 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
   checkEntryProviders(entries);
   const opened = openServedStore(io, options);
   const { store, storePath, queue } = opened;
-  const keys = options.auth === true ? opened.keys() : undefined;
+  // With a queue, the built-in workers need the keys too (auth or not here): a capped key's background run is held to its caps.
+  const keys = options.auth === true || (queue !== undefined && options.worker !== false) ? opened.keys() : undefined;
+  const auth = options.auth === true && keys !== undefined ? { auth: { keys } } : {};
   try {
     const reach = reachFromFlags(options);
-    const app = createServer({ entries, store, reach, mintRootBudget: options.mintRootBudget === true, inspector: options.inspector === true, ...(keys === undefined ? {} : { auth: { keys } }), ...(queue === undefined ? {} : { queue }) });
+    const app = createServer({ entries, store, reach, mintRootBudget: options.mintRootBudget === true, inspector: options.inspector === true, ...auth, ...(queue === undefined ? {} : { queue }) });
     const server = await serve({
       app,
       port: options.port ?? 8080,
@@ -121,13 +123,13 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
     // Listening: from now on SIGINT/SIGTERM stop it (a failed listen leaves no handler behind).
     const until = options.until ?? stopSignal();
     io.stdout(`rein serve: ${Object.keys(entries).join(", ")} on ${server.url} (sessions in ${storePath}); Ctrl-C stops it\n`);
-    if (keys !== undefined) {
+    if (options.auth === true && keys !== undefined) {
       const count = (await keys.list()).length;
       io.stdout(`rein serve: API keys required (${count} in ${storePath}${count === 0 ? ": every request is 401 until `rein keys create` adds one" : ""})\n`);
     } else if (isLoopback(host)) io.stdout("rein serve: open: no authentication (loopback only; --auth requires API keys)\n");
     else io.stdout(`rein serve: open to anyone who can reach ${host}: no authentication (--no-auth)\n`);
     if (options.inspector === true) io.stdout(`rein serve: inspector at ${server.url}/inspector\n`);
-    const worker = queue === undefined || options.worker === false ? undefined : await startBackgroundWorker({ entries, store, queue, reach, concurrency: options.concurrency ?? 1 });
+    const worker = queue === undefined || options.worker === false ? undefined : await startBackgroundWorker({ entries, store, queue, reach, concurrency: options.concurrency ?? 1, ...(keys === undefined ? {} : { keys }) });
     if (queue !== undefined) {
       io.stdout(worker === undefined ? "rein serve: background runs queued for rein worker processes (--no-worker)\n" : `rein serve: executing background runs, ${options.concurrency ?? 1} at a time\n`);
     }

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, PgBossQueue } from "@rein/server";
-import { PostgresSessionStore } from "@rein/store-postgres";
+import { PostgresApiKeyStore, PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
 import { entries } from "./__fixtures__/background-jobs";
 import { runMain } from "./__fixtures__/run-main";
@@ -60,7 +60,7 @@ async function startWorker(env: Record<string, string> = {}): Promise<{ child: C
   await new Promise<void>((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
-      if (stdout.includes("rein worker: work, 2 at a time")) resolve();
+      if (stdout.includes("rein worker: work, answer, 2 at a time")) resolve();
     });
     void exited.then(() => reject(new Error(`rein worker exited early: ${stderr}`)));
   });
@@ -112,6 +112,36 @@ describe("rein worker", () => {
     expect(done).toMatchObject({ runId, state: "completed", result: `task-2 done by ${second.child.pid}` });
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+  });
+
+  it("holds a capped key's background run to its caps with the servers' Postgres key store: a refused reservation ends the run, the slot is given back", async () => {
+    const keys = new PostgresApiKeyStore({ connectionString: server!.connectionString });
+    try {
+      const authed = createServer({ entries, store, queue, auth: { keys }, mintRootBudget: true });
+      // Room to start a run, none for a request (its reservation holds 4,096 output tokens); and a key with room.
+      const tight = await keys.create({ name: "tight", scopes: ["run", "read"], caps: { tokens: 100 } });
+      const roomy = await keys.create({ name: "roomy", scopes: ["run", "read"], caps: { tokens: 1_000_000, concurrentRuns: 1 } });
+      const submit = async (key: string) => {
+        const response = await authed.request("/v1/agent/run", { method: "POST", headers: { authorization: `Bearer ${key}`, prefer: "respond-async", "content-type": "application/json" }, body: JSON.stringify({ entry: "answer", args: ["q"] }) });
+        expect(response.status).toBe(202);
+        return ((await response.json()) as { runId: string }).runId;
+      };
+      const refused = await submit(tight.key);
+      const allowed = await submit(roomy.key);
+      // The roomy key's slot is held while its run is queued: a second run is refused at submit.
+      expect((await authed.request("/v1/agent/run", { method: "POST", headers: { authorization: `Bearer ${roomy.key}`, prefer: "respond-async", "content-type": "application/json" }, body: JSON.stringify({ entry: "answer", args: ["q"] }) })).status).toBe(429);
+      const worker = await startWorker();
+      expect(await settled(refused)).toMatchObject({ state: "error", error: { type: "budget_exhausted", name: "SpendCapExceededError" } });
+      expect(await settled(allowed)).toMatchObject({ state: "completed" });
+      expect(await keys.spendOf(tight.record.id)).toMatchObject({ activeRuns: 0, tokensSpent: 0, tokensReserved: 0 });
+      const spent = await keys.spendOf(roomy.record.id);
+      expect(spent).toMatchObject({ activeRuns: 0, tokensReserved: 0 });
+      expect(spent!.tokensSpent).toBeGreaterThan(0);
+      worker.child.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await keys.close();
+    }
   });
 
   it("refuses a store that is not a postgres:// URL, saying what it needs", async () => {

@@ -5,7 +5,7 @@ import { CliUsageError } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
 import { stopSignal } from "./serve-command";
-import { isPostgresUrl, openPostgresStore } from "./postgres-store";
+import { isPostgresUrl, openPostgresKeys, openPostgresStore } from "./postgres-store";
 
 /** Options of `rein worker`. */
 export interface WorkerCommandOptions {
@@ -47,9 +47,11 @@ export async function workerCommand(io: CliIo, module: string, options: WorkerCo
   checkEntryProviders(entries);
   const store = openPostgresStore(url);
   const queue = new PgBossQueue({ connectionString: url, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
+  // The servers' API keys, in the same database: a capped key's run is held to its caps here too.
+  const keys = openPostgresKeys(url);
   try {
     const concurrency = options.concurrency ?? 1;
-    const worker = await startBackgroundWorker({ entries, store, queue, reach: reachFromFlags(options), concurrency });
+    const worker = await startBackgroundWorker({ entries, store, queue, keys, reach: reachFromFlags(options), concurrency });
     const until = options.until ?? stopSignal();
     // The URL is not printed: it holds the password.
     io.stdout(`rein worker: ${Object.keys(entries).join(", ")}, ${concurrency} at a time (pid ${process.pid}); Ctrl-C stops it\n`);
@@ -60,6 +62,7 @@ export async function workerCommand(io: CliIo, module: string, options: WorkerCo
     return code;
   } finally {
     await queue.stop();
+    await keys.close();
     store.close();
   }
 }

@@ -106,12 +106,17 @@ export class RunApprovals implements ApprovalHolder {
   /**
    * @param answered the calls of this run answered so far, shared with
    * whatever held its approvals before (a paused turn): each is answered once.
+   * @param expire what a call's timeout does: by default it denies the call;
+   * given, it is told the call's id and must {@link RunApprovals.answer} it
+   * (a background run's worker first records the denial, insert-once, so an
+   * answer recorded before it wins and one sent after it is refused).
    */
   constructor(
     private readonly timeoutMs: number,
     private readonly emit: (event: ApprovalRequestEvent) => void,
     signal: AbortSignal,
     answered: Set<string> = new Set(),
+    private readonly expire?: (toolCallId: string) => void,
   ) {
     this.#answered = answered;
     // A cancelled run denies what it waits for: nothing it asked may run later.
@@ -133,7 +138,7 @@ export class RunApprovals implements ApprovalHolder {
     const requestedAt = Date.now();
     const expiresAt = requestedAt + this.timeoutMs;
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => decide(false), this.timeoutMs);
+      const timer = setTimeout(() => (this.expire === undefined ? decide(false) : this.expire(toolCallId)), this.timeoutMs);
       timer.unref?.();
       const decide = (approve: boolean) => {
         if (!this.#waiting.delete(toolCallId)) return;

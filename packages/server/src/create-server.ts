@@ -245,7 +245,7 @@ export function createServer(options: CreateServerOptions): Hono {
       if (c.req.header("x-run-id") !== undefined) return fail(c, "invalid_run_id", "a background run (Prefer: respond-async) gets its id from the server: leave X-Run-Id out");
       const admitted = admit(c, caller, "this entry");
       const args = { caller, entry: body.entry, args: body.args, sessionId: body.sessionId, budget: admitted.budget, traceparent: admitted.traceparent, ...admitted.caller };
-      const queuedId = await enqueueRun(queue, report, args);
+      const queuedId = await enqueueRun(queue, report, args, options.auth?.keys);
       c.header("X-Run-Id", queuedId);
       c.header("Location", `/v1/runs/${queuedId}`);
       c.header("Preference-Applied", "respond-async");

@@ -16,6 +16,10 @@ export class Job extends Agent {
     }
     return `${task} done by ${process.pid}`;
   }
+  /** One model request: held to a capped key's spend caps by the worker. */
+  async answer(task: string): Promise<string> {
+    return this.ask(task);
+  }
 }
 
-export const entries = { work: [Job, "work"] } as const;
+export const entries = { work: [Job, "work"], answer: [Job, "answer"] } as const;

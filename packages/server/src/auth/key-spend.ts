@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ReachError, microUsd, type SpendAmount, type SpendReserver, type StoredSpend } from "rein";
+import { ReachError, microUsd, type SpendAmount, type SpendCaps, type SpendRefusal, type SpendReserver, type StoredSpend } from "rein";
 import { RequestError } from "../http-error";
 import { STORE_UNAVAILABLE } from "../store-fault";
 import type { ApiKeyStore } from "./api-key";
@@ -23,16 +23,37 @@ export interface KeyRun {
  * cost all spent) is a 429 `budget_exhausted` with `Retry-After`; a key
  * store that fails, a 503 `store_unavailable` (the fault to `report`).
  */
-export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller, report: (error: unknown) => void): Promise<KeyRun | undefined> {
+export async function startKeyRun(keys: ApiKeyStore | undefined, caller: Caller, report: (error: unknown) => void, slot: string = randomUUID()): Promise<KeyRun | undefined> {
   const { keyId, caps } = caller;
   if (keys === undefined || keyId === undefined || caps === undefined) return undefined;
-  const slot = randomUUID();
   const refusal = await keys.startRun(keyId, slot).catch((error: unknown) => {
     // What the store's fault says (hosts, files) goes to the report, never to the client.
     report(error);
     throw new RequestError("store_unavailable", STORE_UNAVAILABLE);
   });
   if (refusal !== undefined) throw new RequestError("budget_exhausted", describeRefusal(refusal), refusal.retryAfterSeconds);
+  return heldKeyRun(keys, keyId, caps, slot);
+}
+
+/**
+ * @internal The run of key `keyId` whose slot `slot` was taken by
+ * {@link startKeyRun} in another process (a background run: the server took
+ * it when it queued the run, the worker executing it ends it): each model
+ * request reserved under the key's caps as they are now. A key revoked
+ * since is a {@link SpendCapExceededError} (its runs do not execute); a key
+ * without caps now is a run with no reserver.
+ */
+export async function resumeKeyRun(keys: ApiKeyStore, keyId: string, slot: string): Promise<KeyRun> {
+  const stored = await keys.find(keyId);
+  if (stored === undefined) throw new SpendCapExceededError(REVOKED);
+  return heldKeyRun(keys, keyId, stored.caps ?? {}, slot);
+}
+
+/** The refusal of a run whose key was revoked after the run was queued. */
+const REVOKED: SpendRefusal = { dimension: "revoked", used: 0, asked: 0, limit: 0, retryAfterSeconds: 1 };
+
+/** A run of key `keyId` holding slot `slot` (ended once, by {@link KeyRun.end}). */
+function heldKeyRun(keys: ApiKeyStore, keyId: string, caps: SpendCaps, slot: string): KeyRun {
   let ended = false;
   return {
     spend: caps.tokens === undefined && caps.costUsd === undefined ? undefined : keySpend(keys, keyId, caps.costUsd !== undefined),

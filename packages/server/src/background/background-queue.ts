@@ -29,6 +29,12 @@ export interface BackgroundJob {
   readonly traceparent?: string;
   /** The caller's run that issued a signed `X-Agent-Policy`. */
   readonly callerRunId?: string;
+  /**
+   * The id of the capped API key that submitted the run: the server took the
+   * key's run slot (held as `runId`) when it queued the run, and the worker
+   * reserves each model request against the key's caps and ends the slot.
+   */
+  readonly keyId?: string;
 }
 
 /**

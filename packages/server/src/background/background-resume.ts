@@ -1,4 +1,4 @@
-import { withReachBudget, withRunListener, type Agent, type ReachBudget, type ReachPolicy, type RunEventListener, type RunRecord, type SessionStoreLike } from "rein";
+import { withReachBudget, withRunListener, type Agent, type ReachBudget, type ReachPolicy, type RunEventListener, type RunRecord, type SessionStoreLike, type SpendReserver } from "rein";
 import { entryClassFor, agentForRun, runsOf } from "../resume-runs";
 import type { Entries } from "../entries";
 import type { RunChannel } from "./run-channel";
@@ -40,7 +40,7 @@ export async function unfinishedRunOf(channel: RunChannel, store: SessionStoreLi
  * owns the run (the caller then calls the entry as on a first attempt).
  */
 export function resumeForJob(
-  options: { entries: Entries; store: SessionStoreLike; record: RunRecord; policy: ReachPolicy; budget: ReachBudget; traceparent?: string; signal: AbortSignal; onEvent: RunEventListener },
+  options: { entries: Entries; store: SessionStoreLike; record: RunRecord; policy: ReachPolicy; budget: ReachBudget; traceparent?: string; signal: AbortSignal; onEvent: RunEventListener; spend?: SpendReserver },
 ): Promise<unknown> | undefined {
   const { store, record, policy, signal } = options;
   const entry = entryClassFor(options.entries, record.name);
@@ -51,7 +51,7 @@ export function resumeForJob(
     return withRunListener(
       options.onEvent,
       () => withReachBudget(options.budget, () => agent.resumeRun(record.runId), { policy, ...(options.traceparent === undefined ? {} : { traceparent: options.traceparent }) }),
-      { signal },
+      { signal, ...(options.spend === undefined ? {} : { spend: options.spend }) },
     );
   })();
 }

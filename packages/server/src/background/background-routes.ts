@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Hono, Context as HonoContext } from "hono";
 import type { ReachBudget, SessionStoreLike } from "rein";
-import type { ApiKeyScope } from "../auth/api-key";
+import type { ApiKeyScope, ApiKeyStore } from "../auth/api-key";
+import { startKeyRun } from "../auth/key-spend";
 import type { Caller } from "../auth/caller";
 import { RequestError, bounded } from "../http-error";
 import { clientSessionId, ownsSession, storedSessionId } from "../ownership";
@@ -22,14 +23,20 @@ export const NO_QUEUE = "background runs (Prefer: respond-async) need a queue: c
  * @internal Puts an admitted run on the queue and returns its new id (a
  * UUID: 128 random bits). The job carries the caller's owner key, so only
  * it (or an admin) reads the run; a queue that cannot be reached is a 503.
+ * A capped key's run starts here as in the request ({@link startKeyRun}):
+ * over a cap it is a 429 `budget_exhausted` with `Retry-After` and nothing
+ * is queued; else its run slot is held (as the run's id) until the worker
+ * that executes it ends it, and the job names the key.
  */
 export async function enqueueRun(
   queue: BackgroundQueue,
   report: (error: unknown) => void,
   run: { caller: Caller; entry: string; args: readonly unknown[]; sessionId: string | undefined; budget: ReachBudget; traceparent: string | undefined; callerRunId?: string },
+  keys?: ApiKeyStore,
 ): Promise<string> {
   const runId = randomUUID();
   const sessionId = run.sessionId ?? `run-${runId}`;
+  const keyRun = await startKeyRun(keys, run.caller, report, runId);
   try {
     await queue.send({
       runId,
@@ -41,9 +48,11 @@ export async function enqueueRun(
       budget: budgetToJob(run.budget),
       ...(run.traceparent === undefined ? {} : { traceparent: run.traceparent }),
       ...(run.callerRunId === undefined ? {} : { callerRunId: run.callerRunId }),
+      ...(keyRun === undefined || run.caller.keyId === undefined ? {} : { keyId: run.caller.keyId }),
     });
   } catch (error) {
     report(error);
+    await keyRun?.end().catch(report);
     throw new RequestError("store_unavailable", "the run queue is unavailable; retry later");
   }
   return runId;

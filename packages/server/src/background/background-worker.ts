@@ -1,13 +1,16 @@
-import { ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
+import { ReachError, ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
 import { checkEntries, type Entries } from "../entries";
 import { CANCELLED, callEntry } from "../call-entry";
 import { errorTypeOf, headOf } from "../create-server";
 import { safeJson } from "../safe-json";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./background-queue";
+import type { RunChannel } from "./run-channel";
 import { budgetFromJob } from "./job-budget";
 import { resumeForJob, unfinishedRunOf } from "./background-resume";
 import { RunEventRecorder } from "./run-event-recorder";
 import { approvalTimeoutOf, RunApprovals } from "../approvals";
+import type { ApiKeyStore } from "../auth/api-key";
+import { resumeKeyRun, type KeyRun } from "../auth/key-spend";
 
 /**
  * Options of {@link startBackgroundWorker}.
@@ -34,6 +37,13 @@ export interface BackgroundWorkerOptions {
    * @default 300_000
    */
   readonly approvalTimeoutMs?: number;
+  /**
+   * The API keys of the servers that queue the runs (the same database:
+   * `PostgresApiKeyStore`): a capped key's run reserves each model request
+   * against the key's caps here and gives its run slot back when it ends. A
+   * capped key's run taken by a worker without it ends in an error, unrun.
+   */
+  readonly keys?: ApiKeyStore;
   /** Receives a store fault behind a retried job. @default one line on stderr */
   readonly onInternalError?: (error: unknown) => void;
 }
@@ -80,10 +90,15 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     const recorder = channel === undefined ? undefined : new RunEventRecorder(channel, job.runId, report);
     const controller = new AbortController();
     // A requiresApproval call waits for an answer from any instance; its request is in the run's log (approval-request).
-    const approvals = new RunApprovals(approvalTimeoutMs, (event) => recorder?.record(event), controller.signal);
+    // Its timeout is recorded as the call's answer (insert-once): an answer recorded first wins, a later one is a 409.
+    const expire = channel === undefined ? undefined : (toolCallId: string) => void recordTimeout(channel, job.runId, toolCallId, report).then((approve) => approvals.answer(toolCallId, approve));
+    const approvals = new RunApprovals(approvalTimeoutMs, (event) => recorder?.record(event), controller.signal, new Set(), expire);
     executing.set(job.runId, { controller, approvals });
+    const key: { run?: KeyRun } = {};
     try {
-      const outcome = await attempt(job, controller, approvals, recorder);
+      const outcome = await attempt(job, controller, approvals, recorder, key);
+      // The run is over: its key's slot is given back (a failed attempt keeps it for the retry).
+      await key.run?.end().catch(report);
       // The log's last event: a follower of GET /v1/runs/:id/events ends its stream on it.
       recorder?.record({ type: "run-end", status: outcome.status, result: outcome.result, ...(outcome.error === undefined ? {} : { error: outcome.error }) });
       return outcome;
@@ -94,9 +109,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       channel?.release?.(job.runId);
     }
   };
-  const attempt = async (job: BackgroundJob, controller: AbortController, approvals: RunApprovals, recorder: RunEventRecorder | undefined): Promise<BackgroundOutcome> => {
+  const attempt = async (job: BackgroundJob, controller: AbortController, approvals: RunApprovals, recorder: RunEventRecorder | undefined, key: { run?: KeyRun }): Promise<BackgroundOutcome> => {
     const entry = Object.prototype.hasOwnProperty.call(entries, job.entry) ? entries[job.entry] : undefined;
     if (entry === undefined) {
+      if (job.keyId !== undefined && options.keys !== undefined) key.run = await resumeKeyRun(options.keys, job.keyId, job.runId).catch(() => undefined);
       return { status: "error", result: null, error: { type: "not_found", name: "Error", message: `no entry '${job.entry.slice(0, 64)}' in this worker's module; listed: ${Object.keys(entries).join(", ").slice(0, 400)}` } };
     }
     const usage = { inputTokens: 0, outputTokens: 0 };
@@ -113,6 +129,12 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     const base = () => ({ ...(observed ? { usage: { ...usage } } : {}), ...headOf(store, job.storedSessionId) });
     const budget: ReachBudget = budgetFromJob(job.budget);
     try {
+      // A capped key's run: the slot the server took when it queued the run, and the key's caps as they are now.
+      if (job.keyId !== undefined) {
+        if (options.keys === undefined) throw new ReachError("spend cap: this run's API key has spend caps, and this worker has no key store to hold it to them: start the worker with the servers' keys (startBackgroundWorker({ keys }), rein worker opens them from --store)");
+        key.run = await resumeKeyRun(options.keys, job.keyId, job.runId);
+      }
+      const spend = key.run?.spend === undefined ? {} : { spend: key.run.spend };
       // A cancel sent before this worker took the job (or while it was not listening) is recorded.
       if (channel !== undefined && (await channel.controlsOf(job.runId)).some((request) => request.action === "cancel")) {
         return { status: "cancelled", result: null, ...base() };
@@ -120,13 +142,13 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       const traceparent = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
       // A retry of a run whose earlier attempt died: its resumable run continues, finished steps not run again.
       const unfinished = channel === undefined ? undefined : await unfinishedRunOf(channel, store, job.runId, job.storedSessionId);
-      const resumed = unfinished === undefined ? undefined : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, signal: controller.signal, onEvent });
+      const resumed = unfinished === undefined ? undefined : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, ...spend, signal: controller.signal, onEvent });
       const aborted = new Promise<typeof CANCELLED>((resolve) => {
         if (controller.signal.aborted) resolve(CANCELLED);
         controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
       });
       const value = await (resumed === undefined
-        ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
+        ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
         : Promise.race([resumed, aborted]));
       if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
       return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...base() };
@@ -151,4 +173,21 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       await queue.stop();
     },
   };
+}
+
+/**
+ * A waiting call of run `runId` timed out: its denial is recorded as the
+ * call's answer, insert-once, so a late `POST /v1/runs/:id/approvals/:id`
+ * is refused (409). When an answer was recorded first, that answer stands
+ * (its control request also reaches this worker); a channel that fails
+ * denies the call.
+ */
+async function recordTimeout(channel: RunChannel, runId: string, toolCallId: string, report: (error: unknown) => void): Promise<boolean> {
+  try {
+    if (await channel.control({ runId, action: "deny", toolCallId })) return false;
+    return (await channel.controlsOf(runId)).some((request) => request.toolCallId === toolCallId && request.action === "approve");
+  } catch (error) {
+    report(error);
+    return false;
+  }
 }
