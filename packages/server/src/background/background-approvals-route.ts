@@ -16,7 +16,8 @@ const ENDED = new Set(["completed", "error", "cancelled"]);
  * waiting tool call then runs (approve) or is refused (deny). Answers `{
  * runId, toolCallId, approved }`; 404 when the run never asked about that
  * call (its log holds no `approval-request` for it), 409 `run_conflict`
- * when the call was answered before or the run has ended. A run that is
+ * when the call was answered before (the worker records a call that timed
+ * out as denied), the run was cancelled, or the run has ended. A run that is
  * not a background run of the caller goes on to the in-process approvals
  * route (mounted after this one).
  */
@@ -43,8 +44,11 @@ export function mountBackgroundApprovalRoute(
       throw new RequestError("not_found", `run ${runId} has no tool call '${bounded(toolCallId)}' waiting for approval (its approval-request events on GET /v1/runs/${runId}/events name them)`);
     }
     if (ENDED.has(record.state)) throw new RequestError("run_conflict", `run ${runId} has ended (${record.state}): nothing waits for an answer`);
+    if ((await read(() => channel.controlsOf(runId))).some((request) => request.action === "cancel")) {
+      throw new RequestError("run_conflict", `run ${runId} was cancelled: its waiting tool calls were denied`);
+    }
     const first = await read(() => channel.control({ runId, action: approve ? "approve" : "deny", toolCallId }));
-    if (!first) throw new RequestError("run_conflict", `tool call '${bounded(toolCallId)}' of run ${runId} was answered already`);
+    if (!first) throw new RequestError("run_conflict", `tool call '${bounded(toolCallId)}' of run ${runId} was answered already (or timed out, denied)`);
     return c.json({ runId, toolCallId, approved: approve });
   });
 }
