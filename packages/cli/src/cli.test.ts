@@ -16,7 +16,7 @@ describe("rein --help and usage errors", () => {
   test("run --help documents --task, --max-reach, --env, --store and --verbose", async () => {
     const { code, stdout } = await runMain(["run", "--help"]);
     expect(code).toBe(ExitCode.Ok);
-    for (const option of ["--task <text>", "--max-reach <n>", "--env <name>", "--store <path>", "--verbose"]) expect(stdout).toContain(option);
+    for (const option of ["--task <text>", "--max-reach <n>", "--env <name>", "--store <path|url>", "--verbose"]) expect(stdout).toContain(option);
     expect(stdout).not.toContain("--stall-ms");
   });
 

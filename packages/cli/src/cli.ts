@@ -60,6 +60,11 @@ function envOption(): Option {
   return new Option("--env <name>", "the environment section of config/reach.yaml (sets REIN_ENV)");
 }
 
+/** `--store` of every command that opens the session store, declared once: a SQLite file or a postgres:// URL. */
+function storeOption(description = "the session store: a SQLite file or a postgres:// URL"): Option {
+  return new Option("--store <path|url>", description).default(DEFAULT_STORE_PATH);
+}
+
 /** What `rein run --help` says about the status line, after the options. */
 const STATUS_LINE_HELP = `
 The status line (redrawn in place on a terminal, one line per change when piped):
@@ -93,7 +98,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .option("--task <text>", "the task given to the entry (required)")
     .addOption(maxReachOption("the maximum logic depth (agent entries) of the run"))
     .addOption(envOption())
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .option("--session <id>", "the session to record into (default: a new one)")
     .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
     .option("--verbose", "print stack traces with errors, name the session at the end, and write the reach status log")
@@ -111,7 +116,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .argument("<module>", "a module that exports `entries`, e.g. examples/cli-chain.ts")
     .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 8080)
     .option("--host <address>", "the address to listen on", "127.0.0.1")
-    .option("--store <path|url>", "the session store: a SQLite file, or a postgres:// URL (its database also holds the queue of background runs)", DEFAULT_STORE_PATH)
+    .addOption(storeOption("the session store: a SQLite file, or a postgres:// URL (its database also holds the queue of background runs)"))
     .option("--no-worker", "with a postgres:// store: only queue background runs (Prefer: respond-async) for rein worker processes")
     .option("--concurrency <n>", "background runs this server executes at once (postgres:// store)", integer("--concurrency", 1, 1_000), 1)
     .option("--queue-schema <name>", "the schema of the queue's tables (as rein worker names it)", "rein_queue")
@@ -149,20 +154,20 @@ function program(io: CliIo, result: { code: number }): Command {
   sessions
     .command("ls")
     .description("List the sessions of a store")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .action((options: { store?: string }) => sessionsModule().listSessions(io, options));
   sessions
     .command("show")
     .description("Show a session and its nodes")
     .argument("<id>", "the session id")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .action((id: string, options: { store?: string }) => sessionsModule().showSession(io, id, options));
   sessions
     .command("export")
     .description("Print a session graph as Mermaid, Graphviz dot or JSON")
     .argument("<id>", "the session id")
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
 
   const keys = rein.command("keys").description("Create, list and revoke the API keys `rein serve --auth` accepts (only their hashes are stored)");
@@ -171,7 +176,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .description("Create a key and print it, once, alone on stdout")
     .requiredOption("--name <name>", "a unique name for the key, e.g. ci")
     .requiredOption("--scopes <scopes>", "comma-separated: run, read, mint, admin")
-    .option("--store <path|url>", "the session store the key is kept in: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption("the session store the key is kept in: a SQLite file or a postgres:// URL"))
     .option("--max-tokens <n>", "spend cap: input + output tokens of the key's runs per period")
     .option("--max-cost-usd <usd>", "spend cap: US dollars of the key's runs per period (priced with the runtime's pricing)")
     .option("--max-concurrent-runs <n>", "spend cap: runs of the key in flight at once")
@@ -181,13 +186,13 @@ function program(io: CliIo, result: { code: number }): Command {
   keys
     .command("ls")
     .description("List the keys: name, id, scopes, created, spend caps")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .action((options: { store?: string }) => keysModule().listKeys(io, options));
   keys
     .command("revoke")
     .description("Delete a key: requests with it are 401 from then on")
     .argument("<name>", "the key's name")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
 
   rein
@@ -203,7 +208,7 @@ function program(io: CliIo, result: { code: number }): Command {
   runs
     .command("ls")
     .description("List the resumable runs of a store, oldest first")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .option("--state <states>", "only runs in these states (comma-separated: running, interrupted, paused, cancelled, error, completed)")
     .action((options: { store?: string; state?: string }) => runsModule().listRuns(io, options));
   runs
@@ -211,7 +216,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .description("Finish a run on its original node in this process; finished steps return their saved results")
     .argument("<module>", "the module whose `entries` list the run's agent class")
     .argument("<runId>", "the run's id (rein runs ls)")
-    .option("--store <path|url>", "the session store: a SQLite file or a postgres:// URL", DEFAULT_STORE_PATH)
+    .addOption(storeOption())
     .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
     .addOption(maxReachOption("the maximum logic depth of the resumed run"))
     .addOption(envOption())
