@@ -86,11 +86,15 @@ describe("graceful shutdown", () => {
   it("close() stops accepting, waits the grace period, cancels runs in flight, marks running nodes interrupted, and leaves a given store open", async () => {
     const store = new InMemorySessionStore();
     // A grace period far longer than the quick run, and a nap that only the cancel after it ends: sized for a loaded machine.
-    const server = await serve({ app: createServer({ entries, store }), port: 0, graceMs: 5_000 });
-    const quick = run(server, { entry: "sleep", args: [150], sessionId: "quick" });
+    // The quick run sleeps 2 s so it is still in flight when the poll below sees it (a 150 ms sleep could end before a
+    // loaded machine answered the poll, and the poll then waited for a second run for ever).
+    const server = await serve({ app: createServer({ entries, store }), port: 0, graceMs: 10_000 });
+    const inFlight = async () => ((await (await fetch(`${server.url}/healthz`)).json()) as { runs: number }).runs;
     const stuck = run(server, { entry: "nap", args: [600_000], sessionId: "stuck" });
+    while ((await inFlight()) < 1) await new Promise((r) => setTimeout(r, 5));
+    const quick = run(server, { entry: "sleep", args: [2_000], sessionId: "quick" });
     // Both runs in flight before close() (the test's timeout bounds the wait).
-    while (((await (await fetch(`${server.url}/healthz`)).json()) as { runs: number }).runs < 2) await new Promise((r) => setTimeout(r, 5));
+    while ((await inFlight()) < 2) await new Promise((r) => setTimeout(r, 5));
     const closing = server.close();
     // the quick run finishes within the grace period; the stuck one is cancelled after it (its ten-minute nap ends on that cancel)
     expect(await (await quick).json()).toMatchObject({ result: "woke", status: "completed" });
