@@ -1,7 +1,7 @@
 import { ReachError, ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
 import { checkEntries, type Entries } from "../entries";
 import { CANCELLED, callEntry } from "../call-entry";
-import { errorTypeOf, headOf } from "../create-server";
+import { errorTypeOf, headOf } from "../run-outcome";
 import { safeJson } from "../safe-json";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./background-queue";
 import type { RunChannel } from "./run-channel";

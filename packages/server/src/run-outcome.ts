@@ -1,0 +1,35 @@
+import type { Context as HonoContext } from "hono";
+import { CancelledError, ProviderError, ReachError, type SessionStoreLike } from "rein";
+import { SpendCapExceededError } from "./auth/spend-cap-error";
+import { isStoreFault } from "./store-fault";
+
+/** @internal The error type of a failed run: a key's spend cap (429), a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
+export function errorTypeOf(error: Error): "budget_exhausted" | "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
+  if (SpendCapExceededError.isInstance(error)) return "budget_exhausted";
+  if (ReachError.isInstance(error)) return "reach_exceeded";
+  if (ProviderError.isInstance(error)) return "provider_error";
+  return isStoreFault(error) ? "store_unavailable" : "run_error";
+}
+
+/**
+ * Cancels `controller` when the client of `c` hangs up before its answer
+ * (`@hono/node-server` aborts the request's signal when the connection
+ * closes first); returns the function that stops listening.
+ */
+export function onHangUp(c: HonoContext, controller: AbortController): () => void {
+  const signal = c.req.raw.signal;
+  const cancel = () => controller.abort(new CancelledError("the client disconnected"));
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  return () => signal.removeEventListener("abort", cancel);
+}
+
+/** @internal The stored session's head node, when the store can say. */
+export function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
+  try {
+    const head = store.head(sessionId);
+    return head === null ? {} : { headId: head };
+  } catch {
+    return {};
+  }
+}
