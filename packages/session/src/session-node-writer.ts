@@ -172,6 +172,10 @@ export class SessionNodeWriter {
   private windowTurns = Infinity;
   /** The refusal of each run lease a commit was refused for, by run id: writes under it are dropped. */
   private lost: Map<string, LeaseLostError> | undefined;
+  /** The commit in flight on the store's asynchronous path (see {@link flushAsync}); settles, never rejects. */
+  private committing: Promise<void> | undefined;
+  /** The operations of the commit in flight, by id: not in the queue, not yet stored. */
+  private sending: Map<string, QueuedOperation> | undefined;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
@@ -304,7 +308,7 @@ export class SessionNodeWriter {
       this.schedule();
       return;
     }
-    if (live === undefined && !this.store.hasNode(this.sessionId, id)) {
+    if (live === undefined && this.sending?.has(id) !== true && !this.store.hasNode(this.sessionId, id)) {
       throw new SessionNodeNotFoundError(this.sessionId, id, this.store.location);
     }
     this.enqueue({ kind: "update", id, fields: changes, fence });
@@ -319,7 +323,30 @@ export class SessionNodeWriter {
    * dropped, never stored.
    */
   flush(options?: SessionFlushOptions): void {
+    // On a store's asynchronous path this starts the commit: await flushAsync() for a durable point.
     this.commitPending();
+    const refused = options?.fence === undefined ? undefined : this.refusal(options.fence);
+    if (refused !== undefined) throw refused;
+    if (this.kept !== undefined) throw this.kept.error;
+  }
+
+  /**
+   * {@link flush}, awaited: on a store with `commitAsync` (the Postgres
+   * store's `asyncWrites`), commits everything queued — after the commit in
+   * flight, and again for what was written meanwhile — without blocking the
+   * event loop, and resolves once it is stored; throws as `flush` does. On a
+   * synchronous store, the same as `flush`.
+   *
+   * @example
+   * ```ts
+   * await writer.flushAsync({ fence: { runId, epoch } }); // the step's save point
+   * ```
+   */
+  async flushAsync(options?: SessionFlushOptions): Promise<void> {
+    if (this.store.commitAsync !== undefined) {
+      await this.startCommit();
+      while (this.committing !== undefined || this.queue.length > 0) await this.startCommit();
+    } else this.commitPending();
     const refused = options?.fence === undefined ? undefined : this.refusal(options.fence);
     if (refused !== undefined) throw refused;
     if (this.kept !== undefined) throw this.kept.error;
@@ -405,7 +432,7 @@ export class SessionNodeWriter {
 
   /** True when a node with this id is queued, kept or stored. */
   has(id: string): boolean {
-    return this.queuedOperation(id) !== undefined || this.live?.has(id) === true || this.store.hasNode(this.sessionId, id);
+    return this.queuedOperation(id) !== undefined || this.sending?.has(id) === true || this.live?.has(id) === true || this.store.hasNode(this.sessionId, id);
   }
 
   /**
@@ -439,6 +466,10 @@ export class SessionNodeWriter {
    * reported once.
    */
   private commitPending(): void {
+    if (this.store.commitAsync !== undefined) {
+      void this.startCommit();
+      return;
+    }
     const operations = this.queue;
     const kept = this.kept;
     if (kept === undefined) {
@@ -468,6 +499,68 @@ export class SessionNodeWriter {
       this.store.setHead(this.sessionId, kept.supersededBy);
     }
     if (this.queue.length === 0) {
+      this.pendingHead = undefined;
+      this.pendingWriters.leave();
+    }
+  }
+
+  /**
+   * Starts a commit on the store's asynchronous path unless one is in
+   * flight, and gives the one in flight: commits of this writer never
+   * overlap, so the store sees them in the order written. Writes made
+   * while it is in flight are committed by the next one, started when it
+   * settles. Never rejects: a failure is kept, as by {@link commitPending}.
+   */
+  private startCommit(): Promise<void> {
+    if (this.committing !== undefined) return this.committing;
+    if (this.queue.length === 0 && this.kept === undefined) return Promise.resolve();
+    const committing: Promise<void> = this.commitPendingAsync().finally(() => {
+      this.sending = undefined;
+      this.committing = undefined;
+      if (this.queue.length > 0) void this.startCommit();
+    });
+    return (this.committing = committing);
+  }
+
+  /** {@link commitPending} on the store's asynchronous path: the same steps, the commit awaited. */
+  private async commitPendingAsync(): Promise<void> {
+    const operations = this.queue;
+    const kept = this.kept;
+    if (kept === undefined && operations.length === 0) return;
+    this.takeQueue();
+    const all = kept === undefined ? operations : operations.length === 0 ? kept.operations : kept.operations.concat(operations);
+    this.sending = new Map(all.map((operation) => [operation.id, operation]));
+    let result: SessionCommitResult;
+    try {
+      result = await this.commitToStoreAsync(all);
+    } catch (error) {
+      if (kept === undefined) {
+        this.keep(operations, error);
+        return;
+      }
+      kept.error = error;
+      // The kept ones keep failing: the queue is committed on its own, as the sync path does.
+      if (operations.length > 0) {
+        this.sending = new Map(operations.map((operation) => [operation.id, operation]));
+        try {
+          this.committed(operations, await this.commitToStoreAsync(operations));
+          for (const operation of operations) if (operation.kind === "append" && operation.node.caller === null) kept.supersededBy = operation.id;
+        } catch (alone) {
+          this.keep(operations, alone);
+        }
+      }
+      this.retryLater();
+      return;
+    }
+    if (kept !== undefined) {
+      if (this.kept === kept) this.kept = undefined;
+      if (kept.timer !== undefined) clearTimeout(kept.timer);
+    }
+    this.committed(all, result);
+    if (kept?.supersededBy !== undefined && kept.headId !== undefined && this.store.head(this.sessionId) === kept.headId) {
+      this.store.setHead(this.sessionId, kept.supersededBy);
+    }
+    if (this.queue.length === 0 && this.kept === undefined) {
       this.pendingHead = undefined;
       this.pendingWriters.leave();
     }
@@ -584,7 +677,7 @@ export class SessionNodeWriter {
    * {@link commitToStore}), so the first version stays all the same.
    */
   private seqOf(id: string): number | undefined {
-    const operation = this.queuedOperation(id);
+    const operation = this.queuedOperation(id) ?? this.sending?.get(id);
     if (operation?.kind === "append") return operation.node.seq;
     return this.live?.get(id)?.seq;
   }
@@ -603,21 +696,41 @@ export class SessionNodeWriter {
         const fences = fencesOf(operations);
         return fences === undefined ? this.store.commit(this.sessionId, operations) : this.store.commit(this.sessionId, operations, { fences });
       } catch (error) {
-        if (LeaseLostError.isInstance(error)) {
-          if (!this.dropRefused(operations, error)) throw error;
-          if (operations.length === 0) return { seqs: new Map() };
-          continue;
-        }
-        const taken = SessionNodeConflictError.isInstance(error) ? error.nodeId : undefined;
-        const index = taken === undefined ? -1 : operations.findIndex((operation) => operation.kind === "append" && operation.id === taken);
-        if (index < 0) throw error;
-        operations.splice(index, 1);
-        this.kept?.index.delete(taken!);
-        // The window took the version appended again: read it again, with the stored one.
-        if (this.live?.has(taken!) === true) this.live = undefined;
-        if (operations.length === 0) return { seqs: new Map() };
+        if (!this.recover(operations, error)) return { seqs: new Map() };
       }
     }
+  }
+
+  /** {@link commitToStore} on the store's asynchronous path (`commitAsync`). */
+  private async commitToStoreAsync(operations: QueuedOperation[]): Promise<SessionCommitResult> {
+    for (;;) {
+      try {
+        const fences = fencesOf(operations);
+        return await this.store.commitAsync!(this.sessionId, operations, fences === undefined ? undefined : { fences });
+      } catch (error) {
+        if (!this.recover(operations, error)) return { seqs: new Map() };
+      }
+    }
+  }
+
+  /**
+   * After a refused commit of `operations`: drops the operations of a
+   * refused lease, or the append of an id the store holds, and says whether
+   * any are left to commit again; rethrows any other error.
+   */
+  private recover(operations: QueuedOperation[], error: unknown): boolean {
+    if (LeaseLostError.isInstance(error)) {
+      if (!this.dropRefused(operations, error)) throw error;
+      return operations.length > 0;
+    }
+    const taken = SessionNodeConflictError.isInstance(error) ? error.nodeId : undefined;
+    const index = taken === undefined ? -1 : operations.findIndex((operation) => operation.kind === "append" && operation.id === taken);
+    if (index < 0) throw error;
+    operations.splice(index, 1);
+    this.kept?.index.delete(taken!);
+    // The window took the version appended again: read it again, with the stored one.
+    if (this.live?.has(taken!) === true) this.live = undefined;
+    return operations.length > 0;
   }
 
   /** The refusal of `fence`'s lease, when a commit was refused for it. */
@@ -704,7 +817,8 @@ export class SessionNodeWriter {
 
   /** Adds the kept operations, then the queue, to `graph`. */
   private addPending(graph: SessionGraph): void {
-    if (this.kept !== undefined) addOperations(graph, this.kept.operations);
+    if (this.sending !== undefined) addOperations(graph, [...this.sending.values()]);
+    else if (this.kept !== undefined) addOperations(graph, this.kept.operations);
     addOperations(graph, this.queue);
   }
 
@@ -715,7 +829,8 @@ export class SessionNodeWriter {
    * {@link SCAN_LIMIT} gets an index, so a large one stays linear.
    */
   private queuedOperation(id: string): QueuedOperation | undefined {
-    const kept = this.kept?.index.get(id);
+    // Kept operations in flight are encoded already: a later update is queued on its own.
+    const kept = this.sending === undefined ? this.kept?.index.get(id) : undefined;
     if (kept !== undefined) return kept;
     if (this.queueIndex !== undefined) return this.queueIndex.get(id);
     const queue = this.queue;

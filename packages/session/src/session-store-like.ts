@@ -192,6 +192,16 @@ export interface SessionStoreLike {
    * the one given, checked in the same transaction.
    */
   commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult;
+  /**
+   * Optional: {@link commit} without blocking the event loop (the same
+   * transaction, the same `seq`, fence and conflict rules), on a store
+   * that has an asynchronous path. The operations are encoded when called,
+   * so later changes to them do not reach this commit. A
+   * `SessionNodeWriter` that finds it commits with it; commits of one
+   * writer never overlap.
+   * @default absent: writers commit synchronously
+   */
+  readonly commitAsync?: (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions) => Promise<SessionCommitResult>;
   /** Commits the pending batches of every writer on this store. */
   flush(): void;
   /**

@@ -3,6 +3,8 @@ import type { SessionStoreLike } from "./session-store-like";
 /** Something with a pending batch to commit. */
 interface Flushable {
   flush(): void;
+  /** Commits and waits for the commit (a writer on a store with `commitAsync`). */
+  flushAsync?(): Promise<void>;
 }
 
 // Writers are listed only while they hold a pending batch, so a store can
@@ -78,6 +80,35 @@ export function flushPendingWriters(store: SessionStoreLike): void {
   for (const entry of list.slice()) {
     try {
       entry.writer.flush();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
+}
+
+/**
+ * {@link flushPendingWriters}, awaiting each writer's commit: on a store
+ * with `commitAsync`, the writers' commits run on it and this resolves once
+ * they are stored (a writer still committing stays listed until it is
+ * done). Throws the first failure after trying them all.
+ *
+ * @example
+ * ```ts
+ * async flushAsync(): Promise<void> {
+ *   await flushPendingWritersAsync(this);
+ * }
+ * ```
+ */
+export async function flushPendingWritersAsync(store: SessionStoreLike): Promise<void> {
+  const list = pendingByStore.get(store);
+  if (list === undefined) return;
+  let failure: unknown;
+  for (const entry of list.slice()) {
+    try {
+      const writer = entry.writer;
+      if (writer.flushAsync !== undefined) await writer.flushAsync();
+      else writer.flush();
     } catch (error) {
       failure ??= error;
     }

@@ -22,6 +22,7 @@ import {
   checkSessionId,
   exportGraphOptionsSchema,
   flushPendingWriters,
+  flushPendingWritersAsync,
   readAncestryOptionsSchema,
   releaseSharedWriter,
   releaseSharedWriters,
@@ -31,6 +32,7 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresConnection } from "./postgres-connection";
+import { PostgresAsyncWrites } from "./postgres-async-writes";
 import { postgresFault } from "./postgres-faults";
 import { PostgresConnectionError } from "./postgres-errors";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema";
@@ -109,6 +111,21 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   private connection: PostgresConnection;
   private readonly uninstallShutdown: (() => void) | undefined;
   private closed = false;
+  /** The asynchronous path's pool, with the `asyncWrites` option. */
+  private readonly asyncWrites: PostgresAsyncWrites | undefined;
+  /**
+   * {@link commit} on the asynchronous path (option `asyncWrites`): the
+   * same transaction code on a pooled connection, awaited, never blocking
+   * the event loop. A stalled database makes it wait (up to
+   * `requestTimeoutMs`), not the process. Undefined without the option.
+   *
+   * @example
+   * ```ts
+   * const store = new PostgresSessionStore({ connectionString, asyncWrites: { poolSize: 4 } });
+   * const { seqs } = await store.commitAsync!("s1", operations);
+   * ```
+   */
+  readonly commitAsync?: (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions) => Promise<SessionCommitResult>;
 
   /**
    * Connects, and creates or checks the schema. Throws a typed error when
@@ -128,6 +145,23 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
       throw this.fault(error, 0);
     }
     this.uninstallShutdown = this.options.shutdownFlush ? installShutdownFlush(this) : undefined;
+    const poolSize = this.options.asyncPoolSize;
+    if (poolSize !== undefined) {
+      const writes = (this.asyncWrites = new PostgresAsyncWrites(this.options, this.owner, poolSize));
+      this.commitAsync = async (sessionId, operations, options) => {
+        checkSessionId("PostgresSessionStore.commitAsync", sessionId);
+        const fences = encodeFences(commitFences("PostgresSessionStore.commitAsync", options));
+        this.assertOpen();
+        if (operations.length === 0) return { seqs: new Map() };
+        const encoded = operations.map(encodeOperation);
+        const started = Date.now();
+        try {
+          return { seqs: new Map(await writes.commit(sessionId, encoded, fences)) };
+        } catch (error) {
+          throw this.fault(error, Date.now() - started);
+        }
+      };
+    }
   }
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
@@ -289,6 +323,31 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     flushPendingWriters(this);
   }
 
+  /**
+   * Commits every writer's pending batch and waits for it, in flight
+   * included: with `asyncWrites`, the durable commit point (`flush()`
+   * only starts the commits). Without it, the same as {@link flush}.
+   */
+  async flushAsync(): Promise<void> {
+    this.assertOpen();
+    await flushPendingWritersAsync(this);
+  }
+
+  /**
+   * {@link close} after every queued write is committed ({@link flushAsync});
+   * with `asyncWrites`, the way to close without dropping writes queued
+   * behind a commit in flight. Idempotent.
+   */
+  async closeAsync(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flushAsync();
+    } finally {
+      this.close();
+      await this.asyncWrites?.end().catch(() => undefined);
+    }
+  }
+
   /** See `ConsumeOnceStore.consumeOnce`: one INSERT, its primary key the check. */
   consumeOnce(sessionId: string, key: string): boolean {
     checkSessionId("PostgresSessionStore.consumeOnce", sessionId);
@@ -373,6 +432,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
       this.closed = true;
       releaseSharedWriters(this);
       this.uninstallShutdown?.();
+      // Commits in flight finish first; the pool then ends.
+      void this.asyncWrites?.end().catch(() => undefined);
       try {
         this.connection.close();
       } catch {

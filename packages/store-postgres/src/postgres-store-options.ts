@@ -68,9 +68,19 @@ export interface PostgresSessionStoreOptions {
    * @default true
    */
   shutdownFlush?: boolean;
+  /**
+   * Turns on the asynchronous write path: `commitAsync`, on a `pg.Pool` of
+   * at most `poolSize` connections in the store's own thread. A
+   * `SessionNodeWriter` on the store then commits its batches with it and
+   * never blocks the event loop on a write (await `writer.flushAsync()` or
+   * `store.flushAsync()` where a write must be durable; `closeAsync()`
+   * waits for every queued write). `true` is `{ poolSize: 4 }`.
+   * @default false: every write waits for the store's worker (synchronous)
+   */
+  asyncWrites?: boolean | { poolSize?: number };
 }
 
-const KNOWN = ["connectionString", "pool", "schema", "busyTimeoutMs", "connectTimeoutMs", "requestTimeoutMs", "shutdownFlush"] as const;
+const KNOWN = ["connectionString", "pool", "schema", "busyTimeoutMs", "connectTimeoutMs", "requestTimeoutMs", "shutdownFlush", "asyncWrites"] as const;
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -111,6 +121,8 @@ export interface ResolvedPostgresOptions {
   readonly location: string;
   readonly busyTimeoutMs: number;
   readonly shutdownFlush: boolean;
+  /** The bound of the asynchronous path's pool, or undefined when the path is off. */
+  readonly asyncPoolSize: number | undefined;
 }
 
 /** `postgres://host:port/database (schema s)`: where the store is, never with a password. */
@@ -184,5 +196,13 @@ export function resolvePostgresOptions(options: PostgresSessionStoreOptions): Re
     statement_timeout: requestTimeoutMs,
     query_timeout: requestTimeoutMs + 1000,
   };
-  return { config, schema, location: locationOf(settings, schema), busyTimeoutMs, shutdownFlush: options.shutdownFlush ?? true };
+  const asyncWrites = options.asyncWrites;
+  let asyncPoolSize: number | undefined;
+  if (asyncWrites === true) asyncPoolSize = 4;
+  else if (asyncWrites !== undefined && asyncWrites !== false) {
+    const size = typeof asyncWrites === "object" && asyncWrites !== null ? (asyncWrites.poolSize ?? 4) : Number.NaN;
+    if (!Number.isInteger(size) || size < 1 || size > 100) fail("asyncWrites", "true, false or { poolSize: an integer from 1 to 100 }", asyncWrites);
+    asyncPoolSize = size;
+  }
+  return { config, schema, location: locationOf(settings, schema), busyTimeoutMs, shutdownFlush: options.shutdownFlush ?? true, asyncPoolSize };
 }

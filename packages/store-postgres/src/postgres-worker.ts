@@ -41,6 +41,17 @@ export interface PostgresWorkerData {
   readonly signal: SharedArrayBuffer;
 }
 
+/**
+ * What {@link postgresWorker} is run with in the store's own thread, for the
+ * asynchronous path: a bounded `pg.Pool` instead of the ports. Only
+ * transactions (`commit`) go through the pool; the returned operations are
+ * awaited directly.
+ * @internal
+ */
+export interface PostgresPoolData extends Omit<PostgresWorkerData, "port" | "asyncPort" | "signal"> {
+  readonly pool: import("pg").Pool;
+}
+
 /** A request: `id` 0 is answered on the synchronous port, any other on the async one. @internal */
 export interface PostgresRequest {
   readonly id: number;
@@ -73,9 +84,13 @@ export interface PostgresReply {
  * store operation. Self-contained: see the file comment.
  * @internal
  */
-export function postgresWorker(load: (id: string) => unknown, data: PostgresWorkerData): void {
+export function postgresWorker(
+  load: (id: string) => unknown,
+  data: PostgresWorkerData | PostgresPoolData,
+): Record<string, (...args: never[]) => Promise<unknown>> | undefined {
   const pg = load(data.pgPath) as typeof import("pg");
-  const signal = new Int32Array(data.signal);
+  // Pool mode (in the store's thread): transactions take a pooled client each; nothing is served on ports.
+  const pool = "pool" in data ? data.pool : undefined;
   // The WORKER_SIGNAL slots of @rein/session's SyncWorkerBridge, repeated: this function sees nothing of its module.
   const REPLIES = 1;
   const ENDED = 2;
@@ -107,6 +122,8 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
 
   /** Forgets a client whose connection failed; the next request connects anew. */
   function drop(failed: Client): void {
+    // A pooled client is released with the error by its transaction, and the pool ends it.
+    if (pool !== undefined) return;
     if (client === failed) {
       client = undefined;
       ownerLockHeld = false;
@@ -198,6 +215,7 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
    * dropped, and the server rolls back when its socket closes).
    */
   async function transaction<T>(work: (c: Client) => Promise<T>, isolation = ""): Promise<T> {
+    if (pool !== undefined) return pooledTransaction(pool, work, isolation);
     const c = await connection();
     await query(c, `BEGIN${isolation}`);
     try {
@@ -213,6 +231,24 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
         }
       }
       throw error;
+    }
+  }
+
+  /** {@link transaction} on a client of the pool, released (ended when its connection failed) before this returns. */
+  async function pooledTransaction<T>(from: import("pg").Pool, work: (c: Client) => Promise<T>, isolation: string): Promise<T> {
+    const c = (await from.connect()) as unknown as Client & { release(error?: Error | boolean): void };
+    let unusable = false;
+    try {
+      await query(c, `BEGIN${isolation}`);
+      const result = await work(c);
+      await query(c, "COMMIT");
+      return result;
+    } catch (error) {
+      unusable = connectionLost(error);
+      if (!unusable) await c.query("ROLLBACK").catch(() => (unusable = true));
+      throw error;
+    } finally {
+      c.release(unusable ? true : undefined);
     }
   }
 
@@ -724,23 +760,28 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
     } catch (error) {
       answer = { id: request.id, failure: failureOf(error) };
     }
+    const ports = data as PostgresWorkerData;
+    const signal = new Int32Array(ports.signal);
     if (request.id === 0) {
-      data.port.postMessage(answer);
+      ports.port.postMessage(answer);
       Atomics.add(signal, REPLIES, 1);
       Atomics.notify(signal, REPLIES);
     } else {
-      data.asyncPort.postMessage(answer);
+      ports.asyncPort.postMessage(answer);
     }
     if (request.op === "close") {
       Atomics.store(signal, ENDED, 1);
       Atomics.notify(signal, REPLIES);
-      data.port.close();
-      data.asyncPort.close();
+      ports.port.close();
+      ports.asyncPort.close();
     }
   }
 
+  if (pool !== undefined) return operations;
+  const ports = data as PostgresWorkerData;
   let queue: Promise<void> = Promise.resolve();
-  data.port.on("message", (request: PostgresRequest) => {
+  ports.port.on("message", (request: PostgresRequest) => {
     queue = queue.then(() => serve(request));
   });
+  return undefined;
 }

