@@ -250,11 +250,12 @@ describe.each(adapters)("$name adapter", (adapter) => {
     it("fails a stream that goes silent mid-way with ProviderTimeoutError within idleTimeoutMs, after the deltas that came", async () => {
       const sse = adapter.streamText();
       server().reply({ sse, stallAfterBytes: Math.floor(sse.length * 0.6) });
-      // The whole-request timer is ten minutes: the idle timer is what ends this stream.
-      const { seen, error } = await consume(adapter.make({ idleTimeoutMs: 500, timeoutMs: 600_000 }).stream(request));
+      // The whole-request timer is ten minutes: the idle timer is what ends this stream. It is 5 s, not 0.5 s: each event,
+      // the first included, is awaited for idleTimeoutMs, and on a loaded machine the first delta took longer than 0.5 s.
+      const { seen, error } = await consume(adapter.make({ idleTimeoutMs: 5_000, timeoutMs: 600_000 }).stream(request));
       expect(error).toBeInstanceOf(ProviderTimeoutError);
-      expect(error).toMatchObject({ limit: "idleTimeoutMs", timeoutMs: 500 });
-      expect((error as Error).message).toMatch(/stream went silent for idleTimeoutMs = 500 ms before its end, so the request was aborted — raise idleTimeoutMs/);
+      expect(error).toMatchObject({ limit: "idleTimeoutMs", timeoutMs: 5_000 });
+      expect((error as Error).message).toMatch(/stream went silent for idleTimeoutMs = 5000 ms before its end, so the request was aborted — raise idleTimeoutMs/);
       expect(seen.some((event) => event.type === "text-delta")).toBe(true);
       expect(seen.some((event) => event.type === "response")).toBe(false);
       await expectConnectionsClosed();
