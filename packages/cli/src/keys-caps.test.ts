@@ -12,10 +12,9 @@ import { join } from "node:path";
 import { SqliteApiKeyStore } from "@rein/server";
 import { PostgresApiKeyStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
-import type { CliIo } from "./cli-io";
 import { ExitCode } from "./exit-codes";
-import { serveCommand } from "./serve-command";
 import { runMain } from "./__fixtures__/run-main";
+import { serving } from "./__fixtures__/serving";
 
 const EXAMPLE = join(__dirname, "..", "..", "..", "examples", "cli-chain.ts");
 
@@ -103,26 +102,10 @@ describe("rein serve --auth --store postgres://…", () => {
     const open = (await runMain(["keys", "create", "--name", "serve-open", "--scopes", "run", "--store", url], dir)).stdout.trim();
     // 100 tokens cannot hold one request of the example's planner (its output limit alone is 4,096).
     const capped = (await runMain(["keys", "create", "--name", "serve-capped", "--scopes", "run", "--store", url, "--max-tokens", "100"], dir)).stdout.trim();
-    let out = "";
-    let listening: (url: string) => void = () => undefined;
-    const served = new Promise<string>((resolveUrl) => (listening = resolveUrl));
-    const io: CliIo = {
-      stdout: (text) => {
-        out += text;
-        const found = /on (http:\/\/[^\s]+:\d+)/.exec(out);
-        if (found) listening(found[1]!);
-      },
-      stderr: (text) => (out += text),
-      isTTY: false,
-      cwd: dir,
-      env: process.env,
-    };
-    let stop: (code: number) => void = () => undefined;
-    const until = new Promise<number>((resolveStop) => (stop = resolveStop));
     process.env["CLI_CHAIN_PAUSE_MS"] = "0";
-    const done = serveCommand(io, EXAMPLE, { port: 0, mintRootBudget: true, auth: true, store: url, worker: false, until });
+    const server = serving(dir, { auth: true, store: url, worker: false });
     try {
-      const base = await Promise.race([served, done.then(() => Promise.reject(new Error(`rein serve stopped: ${out}`)))]);
+      const base = await server.url;
       const run = (key?: string) =>
         fetch(`${base}/v1/agent/run`, {
           method: "POST",
@@ -138,10 +121,9 @@ describe("rein serve --auth --store postgres://…", () => {
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect(await refused.json()).toMatchObject({ status: "error", error: { type: "budget_exhausted", name: "SpendCapExceededError" } });
       // Said once listening (the key count is read from the database).
-      expect(out).toMatch(/API keys required \(\d+ in a Postgres database\)/);
+      expect(server.out()).toMatch(/API keys required \(\d+ in a Postgres database\)/);
     } finally {
-      stop(ExitCode.Ok);
-      await done.catch(() => undefined);
+      await server.stop().catch(() => undefined);
       delete process.env["CLI_CHAIN_PAUSE_MS"];
     }
   });

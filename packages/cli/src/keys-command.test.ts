@@ -4,10 +4,10 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteApiKeyStore } from "@rein/server";
-import type { CliIo } from "./cli-io";
 import { ExitCode } from "./exit-codes";
-import { serveCommand, type ServeCommandOptions } from "./serve-command";
+import type { ServeCommandOptions } from "./serve-command";
 import { runMain } from "./__fixtures__/run-main";
+import { serving as servingIn } from "./__fixtures__/serving";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
@@ -22,26 +22,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs `rein serve` in-process until `stop` is called; resolves its URL once listening, and what it printed. */
-function serving(options: ServeCommandOptions): { url: Promise<string>; out: () => string; stop: () => Promise<number> } {
-  let out = "";
-  let listening: (url: string) => void = () => undefined;
-  const url = new Promise<string>((resolve) => (listening = resolve));
-  const io: CliIo = {
-    stdout: (text) => {
-      out += text;
-      const found = /on (http:\/\/[^\s]+:\d+)/.exec(out);
-      if (found) listening(found[1]!);
-    },
-    stderr: (text) => (out += text),
-    isTTY: false,
-    cwd: dir,
-    env: process.env,
-  };
-  let finish: (code: number) => void = () => undefined;
-  const until = new Promise<number>((resolve) => (finish = resolve));
-  const done = serveCommand(io, EXAMPLE, { port: 0, mintRootBudget: true, until, ...options });
-  return { url, out: () => out, stop: () => (finish(ExitCode.Ok), done) };
+/** Runs `rein serve` in-process (cwd: this file's temporary directory) until `stop` is called. */
+function serving(options: ServeCommandOptions): ReturnType<typeof servingIn> {
+  return servingIn(dir, options);
 }
 
 function run(url: string, key?: string): Promise<Response> {
