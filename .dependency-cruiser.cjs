@@ -66,9 +66,9 @@ module.exports = {
     {
       name: "store-postgres-uses-session-only",
       comment:
-        "@rein/store-postgres's session store imports @rein/session (the store implementer API), never @rein/core. Its tests may, to run agents on it; so may its API key store (postgres-api-key-*.ts), which builds on core's public spend caps.",
+        "@rein/store-postgres's session store imports @rein/session (the store implementer API), never @rein/core; its API key store builds on the spend-cap arithmetic of @rein/guard. Its tests may import core, to run agents on it.",
       severity: "error",
-      from: { path: "^packages/store-postgres/", pathNot: "(\\.test\\.ts$|/__fixtures__/|/postgres-api-key-[^/]*\\.ts$)" },
+      from: { path: "^packages/store-postgres/", pathNot: "(\\.test\\.ts$|/__fixtures__/)" },
       to: { path: "^packages/(core|providers)/" },
     },
     {

@@ -27,10 +27,10 @@ export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./runtime/reach
 export { withRunListener } from "./runtime/run-listener";
 export { DEFAULT_RESERVED_OUTPUT_TOKENS } from "./runtime/spend-reserver";
 export type { SpendReserver, SpendReservation, SpendAmount } from "./runtime/spend-reserver";
-export { DEFAULT_CAP_PERIOD_MS, NO_SPEND, checkSpendCaps, capsAnything, currentSpend, microUsd, spendRefusal, windowOf } from "./runtime/spend-caps";
-export type { SpendCaps, KeySpend, StoredSpend, SpendCapDimension, SpendRefusal } from "./runtime/spend-caps";
-export { DEFAULT_HOLD_TIMES, liveSpend, startRunStep, reserveStep, settleStep, endRunStep } from "./runtime/spend-holds";
-export type { SpendHold, HoldTimes, SpendStep } from "./runtime/spend-holds";
+export { DEFAULT_CAP_PERIOD_MS, NO_SPEND, checkSpendCaps, capsAnything, currentSpend, microUsd, spendRefusal, windowOf } from "@rein/guard";
+export type { SpendCaps, KeySpend, StoredSpend, SpendCapDimension, SpendRefusal } from "@rein/guard";
+export { DEFAULT_HOLD_TIMES, liveSpend, startRunStep, reserveStep, settleStep, endRunStep } from "@rein/guard";
+export type { SpendHold, HoldTimes, SpendStep } from "@rein/guard";
 export type { WithReachBudgetOptions } from "./runtime/reach";
 export type { RunResult, RunUsage, RunStatus, Pricing, ModelPrice } from "./runtime/run-result";
 export { tool } from "./tools/tool";

@@ -1,6 +1,7 @@
 /**
  * @rein/guard — the guard layer every Rein call runs inside: the call chain,
- * the recursion ceiling, cycle detection and the situational prefix.
+ * the recursion ceiling, cycle detection, the situational prefix, tool-loop
+ * detection, reach policy and the arithmetic of per-key spend caps.
  * @packageDocumentation
  */
 export * from "./errors";
@@ -40,3 +41,4 @@ export type {
   ToolLoopErrorOptions,
 } from "./loops";
 export * from "./reach";
+export * from "./spend";

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { capsAnything, checkSpendCaps, type SpendCaps } from "@rein/core";
+import { capsAnything, checkSpendCaps, type SpendCaps } from "@rein/guard";
 
 // The key format and the create() checks of @rein/server's api-key.ts, which this package cannot
 // import (store-postgres sits below the server). server's auth tests run its verifyApiKey and the

@@ -1,4 +1,4 @@
-import { DEFAULT_CAP_PERIOD_MS, microUsd, type KeySpend, type SpendCaps, type SpendHold } from "@rein/core";
+import { DEFAULT_CAP_PERIOD_MS, microUsd, type KeySpend, type SpendCaps, type SpendHold } from "@rein/guard";
 
 /** A key row as pg returns it (bigint columns arrive as strings). @internal */
 export interface PostgresKeyRow {

@@ -13,7 +13,7 @@ import {
   type SpendRefusal,
   type SpendStep,
   type StoredSpend,
-} from "@rein/core";
+} from "@rein/guard";
 import { PostgresStoreError } from "./postgres-errors";
 import type { PostgresConnectionConfig } from "./postgres-store-options";
 import { checkKeyOptions, mintKey, KEY_SCOPES, type KeyScope } from "./postgres-api-key-format";

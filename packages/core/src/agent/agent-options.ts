@@ -16,25 +16,10 @@ import type { ClassInfo } from "./class-setup";
 import type { ToolApprover } from "./method-tool";
 import { validateMethodOptions, type MethodOptions } from "./method-options";
 import { abortSignal, agentToolList, checkLoopDetection, content, context, effort, loopDetection, modelId, provider, runtime, toolChoice } from "../options/core-rules";
-import {
-  anyOf,
-  arrayOf,
-  boolean,
-  checkArgument,
-  func,
-  isObject,
-  nonEmptyString,
-  object,
-  oneOf,
-  optionsSchema,
-  positiveInteger,
-  problemMessage,
-  recordOf,
-  required,
-  rule,
-  string,
-  type Shape,
-} from "../options/option-schema";
+import { optionSchema } from "@rein/session";
+
+const { anyOf, arrayOf, boolean, checkArgument, func, isObject, nonEmptyString, object, oneOf, optionsSchema, positiveInteger, problemMessage, recordOf, required, rule, string } = optionSchema;
+type Shape<T = Record<string, unknown>> = optionSchema.Shape<T>;
 
 /** Reasoning effort, for models that take one. */
 export type Effort = "low" | "medium" | "high";

@@ -1,12 +1,11 @@
 import { withFrameData } from "@rein/guard";
 import { ContextProviderError } from "../errors/core-errors";
-import { anyOf, arrayOf, checkArgument, hasMethods, instanceOf, isObject, nonEmptyString, optionsSchema, rule, show, type Rule } from "../options/option-schema";
 import type { TextBlock } from "../model/content";
 import { currentScope, deriveScope } from "../scope/call-scope";
-import type { SessionNode } from "@rein/session";
-import { SessionNodeWriter } from "@rein/session";
-import { SessionExistsError } from "@rein/session";
-import type { SessionStoreLike } from "@rein/session";
+import { SessionExistsError, SessionNodeWriter, optionSchema, type SessionNode, type SessionStoreLike } from "@rein/session";
+
+const { anyOf, arrayOf, checkArgument, hasMethods, instanceOf, isObject, nonEmptyString, optionsSchema, rule, show } = optionSchema;
+type Rule = optionSchema.Rule;
 
 /** Setting a name to `DELETE` hides the value inherited from a parent Context. */
 export const DELETE: unique symbol = Symbol.for("rein.context.delete");

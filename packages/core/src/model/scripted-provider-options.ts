@@ -2,7 +2,9 @@
  * The options of `new ScriptedProvider(turns, options)` and their schema, in
  * one file: scripted-provider.ts imports both, and nothing here imports back.
  */
-import { arrayOf, boolean, checkArgument, nonEmptyString, oneOf, optionsSchema, rule } from "../options/option-schema";
+import { optionSchema } from "@rein/session";
+
+const { arrayOf, boolean, checkArgument, nonEmptyString, oneOf, optionsSchema, rule } = optionSchema;
 
 /** Options of `ScriptedProvider`. */
 export interface ScriptedProviderOptions {

@@ -1,6 +1,9 @@
 import { resolveLoopDetectionConfig, type LoopDetectionOptions } from "@rein/guard";
 import { Context } from "../context/context";
-import { anyOf, arrayOf, hasMethods, instanceOf, isObject, nonEmptyString, object, oneOf, required, rule, type Rule } from "./option-schema";
+import { optionSchema } from "@rein/session";
+
+const { anyOf, arrayOf, hasMethods, instanceOf, isObject, nonEmptyString, object, oneOf, required, rule } = optionSchema;
+type Rule = optionSchema.Rule;
 
 /**
  * Rules for the values Rein's options share (tools, content, toolChoice,

@@ -8,7 +8,9 @@ import type { RunEventListener } from "./runtime-events";
 import type { RunResult } from "./run-result";
 import type { RunResumption } from "./turn-pause";
 import { abortSignal, content, context, effort, loopDetection, modelId, toolChoice, toolList } from "../options/core-rules";
-import { func, optionsSchema, positiveInteger, required, rule, string } from "../options/option-schema";
+import { optionSchema } from "@rein/session";
+
+const { func, optionsSchema, positiveInteger, required, rule, string } = optionSchema;
 
 /** One model-tool loop to run. */
 export interface ExecRequest {

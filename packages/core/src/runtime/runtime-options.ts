@@ -6,10 +6,12 @@ import type { Logger } from "pino";
 import type { LoopDetectionOptions, ReachPolicy, ReachPolicyOptions } from "@rein/guard";
 import type { ModelProvider } from "../model/model-provider";
 import { checkLoopDetection, loopDetection, modelId, provider } from "../options/core-rules";
-import { boolean, func, hasMethods, object, optionsSchema, positiveInteger, recordOf, required, rule } from "../options/option-schema";
+import { optionSchema } from "@rein/session";
 import type { TelemetryOptions } from "../telemetry/telemetry-options";
 import type { Pricing } from "./run-result";
 import type { RunEventListener } from "./runtime-events";
+
+const { boolean, func, hasMethods, object, optionsSchema, positiveInteger, recordOf, required, rule } = optionSchema;
 
 /** Options of the `Runtime` constructor. */
 export interface RuntimeOptions {

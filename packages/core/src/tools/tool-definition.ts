@@ -2,8 +2,10 @@
  * What `tool()` takes ({@link ToolDefinition}) and its schema, in one file:
  * tool.ts imports both, and nothing here imports back.
  */
-import { boolean, func, isObject, optionsSchema, positiveNumber, required, rule, string } from "../options/option-schema";
+import { optionSchema } from "@rein/session";
 import { isStandardSchema, type ParametersSchema } from "./schema";
+
+const { boolean, func, isObject, optionsSchema, positiveNumber, required, rule, string } = optionSchema;
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

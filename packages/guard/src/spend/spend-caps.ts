@@ -1,6 +1,7 @@
-// The arithmetic of per-key spend caps, in core beside the SpendReserver seam because every key
-// store shares it: @rein/server's in-memory and SQLite stores and @rein/store-postgres's (which
-// cannot import the server). A store applies it atomically; this file only says what is allowed.
+// The arithmetic of per-key spend caps: policy, like reach, so it lives in guard, where every key
+// store can reach it: @rein/server's in-memory and SQLite stores and @rein/store-postgres's (which
+// imports neither the server nor core). A store applies it atomically; this file only says what
+// is allowed. Core's SpendReserver seam is how a run asks a store for it.
 
 /**
  * What an API key may spend: tokens and cost per period (a fixed window of
