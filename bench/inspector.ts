@@ -12,13 +12,13 @@
  *
  *   tsx --tsconfig tsconfig.test.json bench/inspector.ts
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { InMemorySessionStore } from "rein";
 import { cpus, loadavg } from "node:os";
 import { createInspector, serve } from "@rein/server";
 import { writeLargeSession } from "../packages/server/src/__fixtures__/large-session";
+import { inspectorAsset, type InspectorAsset } from "../packages/server/src/inspector/inspector-assets";
 
 interface Chromium {
   launch(options: { executablePath: string; args: string[] }): Promise<{
@@ -36,14 +36,14 @@ interface BenchPage {
 // playwright-core is a dev dependency of @rein/server, resolved from there.
 const { chromium } = require(require.resolve("playwright-core", { paths: [join(__dirname, "..", "packages", "server")] })) as { chromium: Chromium };
 
-const ASSETS = join(__dirname, "..", "packages", "server", "assets", "inspector");
 const RUNS = 5;
 
 async function main(): Promise<void> {
   let raw = 0;
   let gzip = 0;
-  for (const file of ["index.html", "app.js", "app.css"]) {
-    const bytes = readFileSync(join(ASSETS, file));
+  // Each file as the server serves it: app.js is the parts of assets/inspector/app joined.
+  for (const file of ["index.html", "app.js", "app.css"] as InspectorAsset[]) {
+    const bytes = Buffer.from(inspectorAsset(file).body);
     raw += bytes.length;
     gzip += gzipSync(bytes, { level: 9 }).length;
     console.log(`${file.padEnd(10)} ${String(bytes.length).padStart(7)} B raw ${String(gzipSync(bytes, { level: 9 }).length).padStart(6)} B gzip`);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The files of the Inspector page. @internal */
@@ -17,13 +17,47 @@ const TYPES: Readonly<Record<InspectorAsset, string>> = {
  */
 export const INSPECTOR_ASSET_DIR = join(__dirname, "..", "..", "assets", "inspector");
 
+/**
+ * The files of `assets/inspector/app` that `app.js` is made of, in the order
+ * they are joined. The first creates the page's one shared object,
+ * `window.reinInspector`; each later one adds its functions to it; the last
+ * starts the page. Plain scripts joined as they are: no module loader, no
+ * build step, and still one script in the page.
+ * @internal
+ */
+export const INSPECTOR_APP_PARTS: readonly string[] = [
+  "inspector.js",
+  "format.js",
+  "runs-table.js",
+  "steering.js",
+  "selected-run.js",
+  "graph.js",
+  "graph-marks.js",
+  "node-detail.js",
+  "runs-feed.js",
+  "boot.js",
+];
+
 const cache = new Map<InspectorAsset, { body: string; type: string }>();
+
+/**
+ * `app.js`: the parts joined in order. A part in the folder but not in the
+ * list would silently be left out of the page, so it is an error here.
+ */
+function readApp(): string {
+  const folder = join(INSPECTOR_ASSET_DIR, "app");
+  const unlisted = readdirSync(folder).filter((file) => file.endsWith(".js") && !INSPECTOR_APP_PARTS.includes(file));
+  if (unlisted.length > 0) {
+    throw new Error(`the Inspector's ${folder} holds ${unlisted.join(", ")}, which app.js would leave out: add it to INSPECTOR_APP_PARTS (inspector-assets.ts) where it belongs in the order`);
+  }
+  return INSPECTOR_APP_PARTS.map((part) => readFileSync(join(folder, part), "utf8")).join("\n");
+}
 
 /** One of the page's files, read once. @internal */
 export function inspectorAsset(file: InspectorAsset): { body: string; type: string } {
   let asset = cache.get(file);
   if (asset === undefined) {
-    asset = { body: readFileSync(join(INSPECTOR_ASSET_DIR, file), "utf8"), type: TYPES[file] };
+    asset = { body: file === "app.js" ? readApp() : readFileSync(join(INSPECTOR_ASSET_DIR, file), "utf8"), type: TYPES[file] };
     cache.set(file, asset);
   }
   return asset;
