@@ -16,3 +16,12 @@ describeLeaseTakeover("PostgresSessionStore", () => {
   const open = (): PostgresSessionStore => new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false });
   return [open(), open()];
 });
+
+// The same take-over with both workers on the asynchronous write path: the run's save points are awaited
+// commits on the pool (run.save()), and a late one under a lost lease is refused the same way.
+describeLeaseTakeover("PostgresSessionStore with asyncWrites", () => {
+  const schema = freshSchemaName();
+  const open = (): PostgresSessionStore =>
+    new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false, asyncWrites: { poolSize: 2 } });
+  return [open(), open()];
+});

@@ -16,7 +16,7 @@ export async function whileAwaitingApproval<T>(toolName: string, args: unknown, 
   if (run.pendingApprovals++ === 0) {
     // Under the run's lease, like every write of the run: a worker that lost it asks nobody.
     run.update(run.runId, { metadata: { awaitingApproval: { toolName, args } } });
-    run.flush();
+    await run.save();
   }
   try {
     return await wait();

@@ -96,11 +96,17 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
     } else {
       writer.append({ id: runId, role: "code", name: method.name, input: args, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
     }
+    const register = (): unknown => {
+      store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
+      // A registered run's lease has epoch 1: the run's writes are fenced with it.
+      const run = new RunContext(runId, method.name, writer, store, thisArg, undefined, 1);
+      return runBody(method, run, owner, context, parent, thisArg, args);
+    };
+    // The run's node is stored before the run is registered. An async method awaits that (on a store with an
+    // asynchronous path, without blocking the event loop); a synchronous one commits in place.
+    if (method.info.isAsync && writer.store.commitAsync !== undefined) return writer.flushAsync().then(register);
     writer.flush();
-    store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
-    // A registered run's lease has epoch 1: the run's writes are fenced with it.
-    const run = new RunContext(runId, method.name, writer, store, thisArg, undefined, 1);
-    return runBody(method, run, owner, context, parent, thisArg, args);
+    return register();
   } catch (error) {
     if (method.info.isAsync) return Promise.reject(error);
     throw error;
@@ -146,10 +152,12 @@ export function continueRun(
     adopted = { ...current, history: [...version.history, current.fingerprint] };
   }
   run.update(runId, { metadata: { status: "running", error: undefined, pause: undefined, resumable: adopted } });
-  run.flush();
   const context = contextOn(owner, writer);
   // The resume's caller scope passes on what a call inherits: its reach budget, cancellation signal, run listeners and trace.
-  return runBody(method, run, owner, context, currentScope(), thisArg, args);
+  const parent = currentScope();
+  const saving = method.info.isAsync ? run.save() : run.flush();
+  if (saving !== undefined) return saving.then(() => runBody(method, run, owner, context, parent, thisArg, args));
+  return runBody(method, run, owner, context, parent, thisArg, args);
 }
 
 /** The Context a resumed run binds: the owner's when it records to the run's session, else one bound to that session. */
@@ -229,17 +237,17 @@ function runBody(
       result = span === undefined ? enter() : withActiveSpan(span, enter);
     }
   } catch (error) {
-    return traceEnd(span, () => endRun(run, sequence, renewal, undefined, error, true, scope, listening));
+    return traceEnd(span, () => endRun(run, sequence, renewal, undefined, error, true, scope, listening, false));
   }
   if (result instanceof Promise) {
     return traceEnd(span, () =>
       (result as Promise<unknown>).then(
-        (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope, listening),
-        (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope, listening),
+        (value: unknown) => endRun(run, sequence, renewal, value, undefined, false, scope, listening, true),
+        (error: unknown) => endRun(run, sequence, renewal, undefined, error, true, scope, listening, true),
       ),
     );
   }
-  return traceEnd(span, () => endRun(run, sequence, renewal, result, undefined, false, scope, listening));
+  return traceEnd(span, () => endRun(run, sequence, renewal, result, undefined, false, scope, listening, false));
 }
 
 /** Ends the run's span (when it has one) once `finish` settles: ERROR when the run failed or paused. */
@@ -266,6 +274,7 @@ function endRun(
   failed: boolean,
   scope: CallScope,
   events: RunEvents | undefined,
+  isAsync: boolean,
 ): unknown {
   clearInterval(renewal);
   activeRuns.delete(run.runId);
@@ -282,7 +291,9 @@ function endRun(
     }
   }
   const { runId } = run;
-  // Every write below is under the run's lease (run.update, run.flush, run.release): refused once another worker claimed the run.
+  // Every write below is under the run's lease (run.update, the save point, run.release): refused once another worker claimed the run.
+  let state: RunState = "completed";
+  let reason: string | null = null;
   try {
     if (!failed) {
       try {
@@ -291,32 +302,61 @@ function endRun(
         if (!(failure instanceof TypeError)) throw failure;
         run.update(runId, { output: toRecordable(value), metadata: { status: "completed" } });
       }
-      run.flush();
-      run.release("completed", null);
-      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "completed" });
-      return value;
-    }
-    if (RunPausedError.isInstance(error)) {
-      pauseNode(run, error);
-      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: "paused" });
+    } else if (RunPausedError.isInstance(error)) {
+      state = "paused";
+      reason = markPaused(run, error);
     } else {
-      const state: RunState =
+      state =
         InterruptedError.isInstance(error) || InterruptedError.isInstance(scope.signal?.reason)
           ? "interrupted"
           : isCancellation(error) || scope.signal?.aborted === true
             ? "cancelled"
             : "error";
       run.update(runId, { metadata: { status: state, error: describeError(error) } });
-      run.flush();
-      run.release(state, JSON.stringify({ kind: state, message: describeError(error) }));
-      events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: state });
+      reason = JSON.stringify({ kind: state, message: describeError(error) });
     }
   } catch (failure) {
-    // The run's closing write was refused under its lease: the same outcome as a loss found before.
-    if (run.leaseLost) throw leaseLost(run, failure, events);
-    throw failure;
+    throw closingRefused(run, failure, events);
   }
-  throw error;
+  const ended = state;
+  return saveThenRelease(run, isAsync, state, reason, events, () => {
+    events?.emit({ type: "node", phase: "end", nodeId: runId, role: "code", name: run.name, status: ended });
+    if (failed) throw error;
+    return value;
+  });
+}
+
+/**
+ * The run's closing save point, then its lease released with its new state,
+ * then `ended`. An async run awaits the save (on a store with an
+ * asynchronous path, without blocking the event loop); a synchronous run
+ * commits in place.
+ */
+function saveThenRelease(run: RunContext, isAsync: boolean, state: RunState, reason: string | null, events: RunEvents | undefined, ended: () => unknown): unknown {
+  const release = (): unknown => {
+    try {
+      run.release(state, reason);
+    } catch (failure) {
+      throw closingRefused(run, failure, events);
+    }
+    return ended();
+  };
+  let saving: Promise<void> | undefined;
+  try {
+    if (isAsync) saving = run.save();
+    else run.flush();
+  } catch (failure) {
+    throw closingRefused(run, failure, events);
+  }
+  if (saving === undefined) return release();
+  return saving.then(release, (failure: unknown) => {
+    throw closingRefused(run, failure, events);
+  });
+}
+
+/** A closing write the store refused under the run's lease: the same outcome as a loss found before; anything else as it is. */
+function closingRefused(run: RunContext, failure: unknown, events: RunEvents | undefined): unknown {
+  return run.leaseLost ? leaseLost(run, failure, events) : failure;
 }
 
 /**
@@ -339,8 +379,14 @@ function leaseLost(run: RunContext, error: unknown, events: RunEvents | undefine
 
 /** Leaves the run's node `paused` with the reason, and the run paused in its store. */
 function pauseNode(run: RunContext, error: RunPausedError): void {
+  const reason = markPaused(run, error);
+  run.flush();
+  run.release("paused", reason);
+}
+
+/** Writes the pause's reason on the run's node; returns it as the lease's release reason. */
+function markPaused(run: RunContext, error: RunPausedError): string {
   const reason = { kind: error.kind, message: error.message, ...(error.step === undefined ? {} : { step: error.step }) };
   run.update(run.runId, { metadata: { status: "paused", pause: reason } });
-  run.flush();
-  run.release("paused", JSON.stringify(reason));
+  return JSON.stringify(reason);
 }

@@ -147,7 +147,12 @@ export class RunContext {
     this.writer.update(nodeId, fields, this.writeOptions);
   }
 
-  /** Commits the run's writes now; throws {@link LeaseLostError} when one under its lease was refused. */
+  /**
+   * Commits the run's writes now; throws {@link LeaseLostError} when one
+   * under its lease was refused. On a store with an asynchronous path
+   * (`commitAsync`: the Postgres store's `asyncWrites`) this only starts the
+   * commit; an asynchronous caller awaits {@link save} instead.
+   */
   flush(): void {
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
@@ -162,6 +167,24 @@ export class RunContext {
         Atomics.wait(LOCK_PAUSE, 0, 0, Math.min(20, 2 ** attempt));
       }
     }
+  }
+
+  /**
+   * A save point: the run's writes are stored when it returns (a synchronous
+   * store: {@link flush}, and `undefined`) or when the promise it returns
+   * resolves (a store with `commitAsync`: the commit runs on the store's pool
+   * and the event loop goes on meanwhile). Throws, or rejects with,
+   * {@link LeaseLostError} when a write under the run's lease was refused.
+   */
+  save(): Promise<void> | undefined {
+    if (this.writer.store.commitAsync === undefined) {
+      this.flush();
+      return undefined;
+    }
+    return this.writer.flushAsync(this.writeOptions).catch((error: unknown) => {
+      if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
+      throw error;
+    });
   }
 
   /** Renews the lease; false when the store says another worker holds the run now. */

@@ -181,7 +181,6 @@ function runStep<A extends unknown[], R>(
   if (run.leaseLost) {
     throw run.pause("lease-lost", `this worker lost the lease of run ${run.runId} (another worker may be running it): ${kind} "${label}" was not started`, label);
   }
-  const writer = run.writer;
   const nodeId = reopened ?? newNodeId();
   const metadata: Record<string, unknown> = { status: "running", step: name, occurrence };
   if (kind === "workflow") metadata["workflow"] = true;
@@ -189,9 +188,35 @@ function runStep<A extends unknown[], R>(
   // The step's own node is written under the run's lease (run.update, run.writeOptions): a worker that lost it writes nothing here.
   if (reopened === undefined) sequence.cursor.append({ id: nodeId, role: "code", name, input: args, metadata }, run.writeOptions);
   else run.update(nodeId, { input: args, metadata: { ...metadata, error: undefined } });
-  // Started-but-unsaved must be on disk before an outside operation begins.
-  if (external) run.flush();
+  // Started-but-unsaved must be stored before an outside operation begins. An async function waits for
+  // it, on a store with an asynchronous path without blocking the event loop; a synchronous one cannot
+  // wait there, so on such a store its commit is only started (docs/core/resumable.md).
+  if (external) {
+    let saving: Promise<void> | undefined;
+    if (isAsyncFunction(fn)) saving = run.save();
+    else run.flush();
+    if (saving !== undefined) return saving.then(() => startStep(place, nodeId, name, label, kind, fn, args)) as R;
+  }
+  return startStep(place, nodeId, name, label, kind, fn, args);
+}
 
+/** `async function` / `async () =>` (what a step can await before calling it). */
+function isAsyncFunction(fn: Function): boolean {
+  return (fn as { [Symbol.toStringTag]?: string })[Symbol.toStringTag] === "AsyncFunction";
+}
+
+/** Runs the step's function on its node (already written) and saves what it returns. */
+function startStep<A extends unknown[], R>(
+  place: StepPlace,
+  nodeId: string,
+  name: string,
+  label: string,
+  kind: "step" | "workflow",
+  fn: (...args: A) => R,
+  args: A,
+): R {
+  const { run } = place;
+  const writer = run.writer;
   const inner = new Sequence(run, nodeId);
   const parent = currentScope();
   const info: ScopedFunctionInfo = { name: `${kind} ${name}`, doc: "", expose: "full" };
@@ -256,11 +281,28 @@ function finishStep<R>(
     run.update(nodeId, { output: value === undefined ? null : value, metadata });
     // A finished step is saved before the run goes on: a crash after this line never runs it again.
     // Refused (LeaseLostError) when another worker claimed the run meanwhile: its result stands, not this one.
-    run.flush();
+    // An async step awaits its save point (on a store with an asynchronous path the commit does not block
+    // the event loop); a synchronous one cannot wait, so there it only starts the commit (docs/core/resumable.md).
+    let saving: Promise<void> | undefined;
+    if (isAsync) saving = run.save();
+    else run.flush();
+    if (saving !== undefined) {
+      return saving.then(
+        () => stepEnded(events, nodeId, name, value),
+        (error: unknown) => {
+          failStep(place, nodeId, error, events, name);
+          throw error;
+        },
+      ) as R;
+    }
   } catch (error) {
     failStep(place, nodeId, error, events, name);
     throw error;
   }
+  return stepEnded(events, nodeId, name, value);
+}
+
+function stepEnded<R>(events: RunEvents | undefined, nodeId: string, name: string, value: R): R {
   events?.emit({ type: "node", phase: "end", nodeId, role: "code", name, status: "completed" });
   return value;
 }
