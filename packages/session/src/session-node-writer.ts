@@ -1,102 +1,25 @@
-import type { SessionNode, SessionNodeRole } from "./session-node";
-import type { SessionCommitResult, SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
+import type { SessionNode } from "./session-node";
+import type { SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
-import { LeaseLostError, SessionNodeConflictError, SessionNodeNotFoundError, SessionStoreClosedError } from "./session-errors";
-import type { LeaseFence } from "./run-leases";
-import { pendingEntry, registerSharedWriter, sharedWriter, type PendingEntry } from "./writer-registry";
+import { SessionNodeNotFoundError } from "./session-errors";
+import { pendingEntry, registerSharedWriter, sharedWriter } from "./writer-registry";
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
-import { applyUpdate, mergeUpdate, withSeq } from "./node-update";
-import { reportCommitFailure, type SessionCommitFailure } from "./commit-failure";
-import { ProposedSeqs } from "./proposed-seqs";
+import { applyUpdate, mergeUpdate } from "./node-update";
 import { checkNodeId } from "./session-arguments";
-import { checkWriterArguments, type SessionNodeWriterOptions, type SessionWriteBatching } from "./session-node-writer-options";
+import { nodeFromInput, type SessionNodeInput } from "./session-node-input";
+import {
+  acceptSharedOptions,
+  checkWriterArguments,
+  type SessionAppendOptions,
+  type SessionFlushOptions,
+  type SessionNodeWriterOptions,
+  type SessionUpdateOptions,
+} from "./session-node-writer-options";
+import { WriterCommits } from "./writer-commits";
 
-/**
- * A node as handed to {@link SessionNodeWriter.append}: `seq` and `createdAt` are filled in when missing.
- * @example
- * ```ts
- * const input: SessionNodeInput = { id: "l1", role: "llm", name: "model-a", caller: "c1", output: blocks };
- * ```
- */
-export interface SessionNodeInput {
-  id: string;
-  role: SessionNodeRole;
-  name: string;
-  /**
-   * A proposal: the store allocates `seq` when it commits the node (the
-   * proposal stands when it is above every `seq` already in the session).
-   * @default the next seq of the session, as this writer knows it
-   */
-  seq?: number;
-  /** @default Date.now() */
-  createdAt?: number;
-  /** @default undefined */
-  input?: unknown;
-  /** @default undefined */
-  output?: unknown;
-  /** @default null */
-  caller?: string | null;
-  /** @default null */
-  predecessor?: string | null;
-  /** @default {} */
-  metadata?: Readonly<Record<string, unknown>>;
-}
-
-/**
- * When a writer commits: `"tick"` batches everything written in one event
- * loop turn into one transaction (committed from `setImmediate`); `"manual"`
- * commits only on `flush()`; `"none"` commits every write synchronously.
- * @default "tick"
- */
-/** Options of {@link SessionNodeWriter.append}. */
-export interface SessionAppendOptions {
-  /**
-   * The caller hands the values over: `input`, `output` and `metadata` are
-   * plain JSON data that nobody mutates afterwards. The writer then keeps
-   * them without a snapshot (no copy now; a file store serialises them on
-   * commit). The runtime uses it for model turns.
-   * @default false
-   */
-  owned?: boolean;
-  /**
-   * The run lease the node is written under: every commit that holds it
-   * carries the fence, and the store refuses the commit when the run's
-   * lease has moved to another epoch. The writer then drops the
-   * operations of that lease (they are never stored) and commits the
-   * rest; `flush({ fence })` throws the {@link LeaseLostError}. Resumable
-   * runs fence their step and run nodes this way.
-   * @default none
-   */
-  fence?: LeaseFence;
-}
-
-/**
- * Options of {@link SessionNodeWriter.update}.
- * @example
- * ```ts
- * writer.update(stepId, { output: result, metadata: { status: "completed" } }, { fence: { runId, epoch } });
- * ```
- */
-export interface SessionUpdateOptions {
-  /** The run lease the update is made under (see {@link SessionAppendOptions.fence}). @default none */
-  fence?: LeaseFence;
-}
-
-/**
- * Options of {@link SessionNodeWriter.flush}.
- * @example
- * ```ts
- * writer.flush({ fence: { runId, epoch } }); // throws LeaseLostError when a write under that lease was refused
- * ```
- */
-export interface SessionFlushOptions {
-  /**
-   * Also throw the {@link LeaseLostError} when a write made under this
-   * fence was refused, by this commit or an earlier one.
-   * @default none
-   */
-  fence?: LeaseFence;
-}
+// Named here as before the split, for those who import them from this module.
+export type { SessionNodeInput } from "./session-node-input";
+export type { SessionAppendOptions, SessionUpdateOptions, SessionFlushOptions } from "./session-node-writer-options";
 
 /**
  * Writes the nodes of one session into a store. Appends and updates are
@@ -135,47 +58,8 @@ export class SessionNodeWriter {
   readonly store!: SessionStoreLike;
   /** The session written to. */
   readonly sessionId!: string;
-  private readonly batching!: SessionWriteBatching;
-  private onCommitError: ((failure: SessionCommitFailure) => void) | undefined;
-  /**
-   * The batch: at most one operation per id (a later update folds into
-   * it). The writer remembers no id beyond it: a committed id is the
-   * store's (or the live graph's) to know, so the writer's memory is
-   * bounded by one batch.
-   */
-  private queue: QueuedOperation[] = [];
-  /** The batch by id, made once it outgrows a scan (see {@link queuedOperation}); dropped on commit. */
-  private queueIndex: Map<string, QueuedOperation> | undefined;
-  /**
-   * Operations whose commit failed, kept (in order) for the retry; undefined
-   * while nothing failed. Updates of their ids fold into them, as into the
-   * queue.
-   */
-  private kept: Kept | undefined;
-  /** This writer's place among the store's writers with a pending batch. */
-  private readonly pendingWriters!: PendingEntry;
-  private pendingHead: string | undefined;
-  private nextSeq!: number;
-  private scheduled = false;
-  /**
-   * The history window: the nodes history for this writer's requests draws
-   * on, read along the head's ancestry ({@link SessionStoreLike.readAncestry})
-   * and kept current by this writer's own writes, so selecting history for
-   * each model request costs no database read. A bounded cache: read again
-   * once it has grown past {@link windowLimit}, or when a call starts after
-   * a node it lacks (written elsewhere).
-   */
-  private live: SessionGraph | undefined;
-  /** The size past which {@link live} is read again: twice what the last read held, and at least {@link WINDOW_NODES}. */
-  private windowLimit = WINDOW_NODES;
-  /** How many turns back {@link live} was read (it holds those and every turn written since). */
-  private windowTurns = Infinity;
-  /** The refusal of each run lease a commit was refused for, by run id: writes under it are dropped. */
-  private lost: Map<string, LeaseLostError> | undefined;
-  /** The commit in flight on the store's asynchronous path (see {@link flushAsync}); settles, never rejects. */
-  private committing: Promise<void> | undefined;
-  /** The operations of the commit in flight, by id: not in the queue, not yet stored. */
-  private sending: Map<string, QueuedOperation> | undefined;
+  /** What is not stored yet, and its commits; the history window. */
+  private readonly commits!: WriterCommits;
 
   /**
    * @param store where to write; the session must exist (throws {@link SessionNotFoundError}).
@@ -189,23 +73,21 @@ export class SessionNodeWriter {
     if (shared) {
       const existing = sharedWriter<SessionNodeWriter>(store, sessionId);
       if (existing !== undefined) {
-        existing.accept(options);
+        const { batching, onCommitError } = existing.commits;
+        existing.commits.onCommitError = acceptSharedOptions({ sessionId, location: store.location, batching, onCommitError }, options);
         // One writer per (store, session): `new` hands out the one in use (see the class doc).
         return existing;
       }
     }
     this.store = store;
     this.sessionId = sessionId;
-    this.batching = options.batching ?? "tick";
-    this.onCommitError = options.onCommitError;
-    this.nextSeq = store.getSession(sessionId).lastSeq + 1;
-    this.pendingWriters = pendingEntry(store, this);
+    this.commits = new WriterCommits(store, sessionId, options.batching ?? "tick", options.onCommitError, pendingEntry(store, this));
     if (shared) registerSharedWriter(store, sessionId, this);
   }
 
   /** How many operations wait for a commit (queued, or kept after a failed commit). */
   get pending(): number {
-    return this.queue.length + (this.kept?.operations.length ?? 0);
+    return this.commits.pending;
   }
 
   /**
@@ -214,7 +96,7 @@ export class SessionNodeWriter {
    * head (which another writer or process may have moved).
    */
   get head(): string | null {
-    return this.pendingHead ?? this.store.head(this.sessionId);
+    return this.commits.pendingHead ?? this.store.head(this.sessionId);
   }
 
   /**
@@ -227,49 +109,22 @@ export class SessionNodeWriter {
    */
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
+    const commits = this.commits;
     const id = node.id;
     const knownSeq = this.seqOf(id);
-    const seq = knownSeq ?? node.seq ?? this.nextSeq;
+    const seq = knownSeq ?? node.seq ?? commits.nextSeq;
     // Made first: it keeps the JSON text a snapshot makes, for a store that writes text.
     const fence = options?.fence;
     const operation: QueuedAppend = { kind: "append", id, node: UNSET, json: undefined, fence };
-    let stored: SessionNode;
-    if (options?.owned === true) {
-      // Handed over: plain JSON data nobody mutates later. Kept as is; stores serialise on commit.
-      stored = {
-        id,
-        seq,
-        createdAt: node.createdAt ?? Date.now(),
-        role: node.role,
-        name: node.name,
-        input: node.input,
-        output: node.output,
-        caller: node.caller ?? null,
-        predecessor: node.predecessor ?? null,
-        metadata: node.metadata ?? {},
-      };
-    } else {
-      stored = {
-        id,
-        seq,
-        createdAt: node.createdAt ?? Date.now(),
-        role: node.role,
-        name: node.name,
-        input: snapshotValue(node.input, id, "input", operation),
-        output: snapshotValue(node.output, id, "output", operation),
-        caller: node.caller ?? null,
-        predecessor: node.predecessor ?? null,
-        metadata: (snapshotValue(node.metadata ?? {}, id, "metadata", operation) ?? {}) as Record<string, unknown>,
-      };
-    }
+    const stored = nodeFromInput(node, seq, options?.owned === true, operation);
     if (knownSeq !== undefined || stored.metadata["expose"] === "hidden") return stored;
     // Under a lease already refused: never stored, so never queued.
-    if (fence !== undefined && this.refusal(fence) !== undefined) return stored;
-    if (seq >= this.nextSeq) this.nextSeq = seq + 1;
-    if (stored.caller === null) this.pendingHead = id;
-    this.live?.add(stored);
+    if (fence !== undefined && commits.refusals.refusal(fence) !== undefined) return stored;
+    commits.sawSeq(seq);
+    if (stored.caller === null) commits.pendingHead = id;
+    commits.window.add(stored);
     operation.node = stored;
-    this.enqueue(operation);
+    commits.enqueue(operation);
     return stored;
   }
 
@@ -281,37 +136,38 @@ export class SessionNodeWriter {
    */
   update(id: string, fields: SessionNodeUpdate, options?: SessionUpdateOptions): void {
     checkNodeId("SessionNodeWriter.update", id);
+    const commits = this.commits;
     const fence = options?.fence;
-    if (fence !== undefined && this.refusal(fence) !== undefined) return;
+    if (fence !== undefined && commits.refusals.refusal(fence) !== undefined) return;
     const changes: SessionNodeUpdate = {};
     if (fields.name !== undefined) changes.name = fields.name;
     if ("input" in fields) changes.input = snapshotValue(fields.input, id, "input");
     if ("output" in fields) changes.output = snapshotValue(fields.output, id, "output");
     if (fields.metadata !== undefined) changes.metadata = snapshotChanges(fields.metadata, id);
-    const operation = this.queuedOperation(id);
+    const operation = commits.find(id);
     const queuedNode = operation?.kind === "append" ? operation.node : undefined;
     // An update of a queued append folds into it: the node is stored once, already updated.
     const folded = queuedNode === undefined ? undefined : applyUpdate(queuedNode, changes);
-    const live = this.live?.get(id);
-    // The live graph usually holds the queued node itself, and then takes the same updated node.
-    if (live !== undefined) this.live!.replace(live === queuedNode ? folded! : applyUpdate(live, changes));
+    const live = commits.window.get(id);
+    // The window usually holds the queued node itself, and then takes the same updated node.
+    if (live !== undefined) commits.window.replace(live === queuedNode ? folded! : applyUpdate(live, changes));
     if (operation?.kind === "append") {
       operation.node = folded!;
       if (operation.json !== undefined) dropReplacedText(operation.json, changes);
       if (fence !== undefined) operation.fence = fence;
-      this.schedule();
+      commits.schedule();
       return;
     }
     if (operation !== undefined) {
       operation.fields = mergeUpdate(operation.fields, changes);
       if (fence !== undefined) operation.fence = fence;
-      this.schedule();
+      commits.schedule();
       return;
     }
-    if (live === undefined && this.sending?.has(id) !== true && !this.store.hasNode(this.sessionId, id)) {
+    if (live === undefined && commits.sending?.has(id) !== true && !this.store.hasNode(this.sessionId, id)) {
       throw new SessionNodeNotFoundError(this.sessionId, id, this.store.location);
     }
-    this.enqueue({ kind: "update", id, fields: changes, fence });
+    commits.enqueue({ kind: "update", id, fields: changes, fence });
   }
 
   /**
@@ -324,10 +180,8 @@ export class SessionNodeWriter {
    */
   flush(options?: SessionFlushOptions): void {
     // On a store's asynchronous path this starts the commit: await flushAsync() for a durable point.
-    this.commitPending();
-    const refused = options?.fence === undefined ? undefined : this.refusal(options.fence);
-    if (refused !== undefined) throw refused;
-    if (this.kept !== undefined) throw this.kept.error;
+    this.commits.commitPending();
+    this.commits.throwFailure(options?.fence);
   }
 
   /**
@@ -343,13 +197,8 @@ export class SessionNodeWriter {
    * ```
    */
   async flushAsync(options?: SessionFlushOptions): Promise<void> {
-    if (this.store.commitAsync !== undefined) {
-      await this.startCommit();
-      while (this.committing !== undefined || this.queue.length > 0) await this.startCommit();
-    } else this.commitPending();
-    const refused = options?.fence === undefined ? undefined : this.refusal(options.fence);
-    if (refused !== undefined) throw refused;
-    if (this.kept !== undefined) throw this.kept.error;
+    await this.commits.commitAll();
+    this.commits.throwFailure(options?.fence);
   }
 
   /**
@@ -361,9 +210,7 @@ export class SessionNodeWriter {
    * @internal
    */
   flushCall(nodeId: string): void {
-    this.commitPending();
-    const kept = this.kept;
-    if (kept !== undefined && this.keptHoldsCallOf(nodeId)) throw kept.error;
+    this.commits.commitCall(nodeId);
   }
 
   /**
@@ -373,12 +220,7 @@ export class SessionNodeWriter {
    * @internal
    */
   flushNodes(ids: ReadonlySet<string>): void {
-    this.commitPending();
-    const kept = this.kept;
-    if (kept === undefined) return;
-    let graph = this.live;
-    if (graph === undefined) this.addPending((graph = new SessionGraph()));
-    for (const operation of kept.operations) if (ids.has(topLevelOf(graph, operation.id))) throw kept.error;
+    this.commits.commitNodes(ids);
   }
 
   /**
@@ -399,7 +241,7 @@ export class SessionNodeWriter {
    */
   graph(): SessionGraph {
     const graph = new SessionGraph(this.store.readNodes(this.sessionId));
-    this.addPending(graph);
+    this.commits.addPending(graph);
     return graph;
   }
 
@@ -412,12 +254,7 @@ export class SessionNodeWriter {
    * @internal
    */
   historyGraph(headId: string, callId: string | null): SessionGraph {
-    const live = this.live;
-    if (live !== undefined && live.size <= this.windowLimit && live.has(headId)) {
-      // A window read for fewer turns than this call shows cannot serve it.
-      if (this.windowTurns === Infinity || this.turnsOf(callId, live) <= this.windowTurns) return live;
-    }
-    return this.readWindow(headId, callId);
+    return this.commits.window.graphFor(headId, callId);
   }
 
   /**
@@ -427,514 +264,31 @@ export class SessionNodeWriter {
    * @internal
    */
   catchUp(nodeId: string | null): void {
-    if (nodeId !== null && this.live !== undefined && !this.live.has(nodeId)) this.live = undefined;
+    this.commits.window.catchUp(nodeId);
   }
 
   /** True when a node with this id is queued, kept or stored. */
   has(id: string): boolean {
-    return this.queuedOperation(id) !== undefined || this.sending?.has(id) === true || this.live?.has(id) === true || this.store.hasNode(this.sessionId, id);
+    const commits = this.commits;
+    return commits.find(id) !== undefined || commits.sending?.has(id) === true || commits.window.has(id) || this.store.hasNode(this.sessionId, id);
   }
 
   /**
-   * Takes the options of another `new SessionNodeWriter` for this session
-   * (which returns this writer): a different `batching` or handler is a
-   * misuse, since both callers would rely on theirs.
-   */
-  private accept(options: SessionNodeWriterOptions): void {
-    if (options.batching !== undefined && options.batching !== this.batching) {
-      throw new TypeError(
-        `Session '${this.sessionId}' (${this.store.location}) already has a writer in this process with batching "${this.batching}", ` +
-          `so new SessionNodeWriter(store, '${this.sessionId}', { batching: "${options.batching}" }) cannot return it: ` +
-          `use one batching per session, or pass { shared: false } for a writer of its own`,
-      );
-    }
-    const handler = options.onCommitError;
-    if (handler === undefined || handler === this.onCommitError) return;
-    if (this.onCommitError !== undefined) {
-      throw new TypeError(
-        `Session '${this.sessionId}' (${this.store.location}) already has a writer in this process with another onCommitError: ` +
-          `share that writer, or pass { shared: false } for a writer of its own`,
-      );
-    }
-    this.onCommitError = handler;
-  }
-
-  /**
-   * Commits what is pending and never throws: the kept operations (with
-   * the queue, in one transaction, so order and head come out as written),
-   * else the queue on its own. Operations that fail are kept, the failure
-   * reported once.
-   */
-  private commitPending(): void {
-    if (this.store.commitAsync !== undefined) {
-      void this.startCommit();
-      return;
-    }
-    const operations = this.queue;
-    const kept = this.kept;
-    if (kept === undefined) {
-      if (operations.length === 0) return;
-      this.takeQueue();
-      if (!this.commitOrKeep(operations)) return;
-      this.pendingHead = undefined;
-      if (this.queue.length === 0) this.pendingWriters.leave();
-      return;
-    }
-    this.takeQueue();
-    const all = operations.length === 0 ? kept.operations : kept.operations.concat(operations);
-    let result: SessionCommitResult;
-    try {
-      result = this.commitToStore(all);
-    } catch (error) {
-      kept.error = error;
-      if (operations.length > 0) this.commitAlone(operations);
-      this.retryLater();
-      return;
-    }
-    this.kept = undefined;
-    if (kept.timer !== undefined) clearTimeout(kept.timer);
-    this.committed(all, result);
-    // The kept nodes went in before a newer top-level node this writer committed meanwhile: it stays the head.
-    if (kept.supersededBy !== undefined && kept.headId !== undefined && this.store.head(this.sessionId) === kept.headId) {
-      this.store.setHead(this.sessionId, kept.supersededBy);
-    }
-    if (this.queue.length === 0) {
-      this.pendingHead = undefined;
-      this.pendingWriters.leave();
-    }
-  }
-
-  /**
-   * Starts a commit on the store's asynchronous path unless one is in
-   * flight, and gives the one in flight: commits of this writer never
-   * overlap, so the store sees them in the order written. Writes made
-   * while it is in flight are committed by the next one, started when it
-   * settles. Never rejects: a failure is kept, as by {@link commitPending}.
-   */
-  private startCommit(): Promise<void> {
-    if (this.committing !== undefined) return this.committing;
-    if (this.queue.length === 0 && this.kept === undefined) return Promise.resolve();
-    const committing: Promise<void> = this.commitPendingAsync().finally(() => {
-      this.sending = undefined;
-      this.committing = undefined;
-      if (this.queue.length > 0) void this.startCommit();
-    });
-    return (this.committing = committing);
-  }
-
-  /** {@link commitPending} on the store's asynchronous path: the same steps, the commit awaited. */
-  private async commitPendingAsync(): Promise<void> {
-    const operations = this.queue;
-    const kept = this.kept;
-    if (kept === undefined && operations.length === 0) return;
-    this.takeQueue();
-    const all = kept === undefined ? operations : operations.length === 0 ? kept.operations : kept.operations.concat(operations);
-    this.sending = new Map(all.map((operation) => [operation.id, operation]));
-    let result: SessionCommitResult;
-    try {
-      result = await this.commitToStoreAsync(all);
-    } catch (error) {
-      if (kept === undefined) {
-        this.keep(operations, error);
-        return;
-      }
-      kept.error = error;
-      // The kept ones keep failing: the queue is committed on its own, as the sync path does.
-      if (operations.length > 0) {
-        this.sending = new Map(operations.map((operation) => [operation.id, operation]));
-        try {
-          this.committed(operations, await this.commitToStoreAsync(operations));
-          for (const operation of operations) if (operation.kind === "append" && operation.node.caller === null) kept.supersededBy = operation.id;
-        } catch (alone) {
-          this.keep(operations, alone);
-        }
-      }
-      this.retryLater();
-      return;
-    }
-    if (kept !== undefined) {
-      if (this.kept === kept) this.kept = undefined;
-      if (kept.timer !== undefined) clearTimeout(kept.timer);
-    }
-    this.committed(all, result);
-    if (kept?.supersededBy !== undefined && kept.headId !== undefined && this.store.head(this.sessionId) === kept.headId) {
-      this.store.setHead(this.sessionId, kept.supersededBy);
-    }
-    if (this.queue.length === 0 && this.kept === undefined) {
-      this.pendingHead = undefined;
-      this.pendingWriters.leave();
-    }
-  }
-
-  /** Commits `operations` in one transaction; on failure keeps them for a retry (reported once). True when committed. */
-  private commitOrKeep(operations: QueuedOperation[]): boolean {
-    let result: SessionCommitResult;
-    try {
-      result = this.commitToStore(operations);
-    } catch (error) {
-      this.keep(operations, error);
-      return false;
-    }
-    this.committed(operations, result);
-    return true;
-  }
-
-  /** Commits the queue without the kept operations, which keep failing. */
-  private commitAlone(operations: QueuedOperation[]): void {
-    if (!this.commitOrKeep(operations)) return;
-    const kept = this.kept!;
-    for (const operation of operations) {
-      if (operation.kind === "append" && operation.node.caller === null) kept.supersededBy = operation.id;
-    }
-    if (this.pendingHead !== undefined && !kept.index.has(this.pendingHead)) this.pendingHead = undefined;
-  }
-
-  /** Starts a new queue; the old one is being committed. */
-  private takeQueue(): void {
-    this.queue = [];
-    this.queueIndex = undefined;
-  }
-
-  /** Keeps `operations` after a failed commit, reports the failure (once) and plans a retry. */
-  private keep(operations: QueuedOperation[], error: unknown): void {
-    let kept = this.kept;
-    const first = kept === undefined;
-    if (kept === undefined) kept = this.kept = { operations: [], index: new Map(), error, supersededBy: undefined, headId: undefined };
-    kept.error = error;
-    for (const operation of operations) {
-      kept.operations.push(operation);
-      kept.index.set(operation.id, operation);
-      if (operation.kind === "append" && operation.node.caller === null) kept.headId = operation.id;
-    }
-    if (first) {
-      const failure: SessionCommitFailure = {
-        type: "commit-failed",
-        sessionId: this.sessionId,
-        location: this.store.location,
-        error,
-        pending: this.pending,
-      };
-      reportCommitFailure(failure, this.onCommitError);
-    }
-    this.retryLater();
-  }
-
-  /**
-   * With `batching: "tick"`, retries the kept operations from a timer
-   * (10 ms, doubling up to 5 s) so they are committed once the fault
-   * clears, even if nothing else is written. The timer does not keep the
-   * process alive; a closed store is not retried.
-   */
-  private retryLater(): void {
-    const kept = this.kept;
-    if (kept === undefined || this.batching !== "tick" || kept.timer !== undefined) return;
-    if (SessionStoreClosedError.isInstance(kept.error)) return;
-    kept.delay = Math.min((kept.delay ?? 5) * 2, 5_000);
-    kept.timer = setTimeout(() => {
-      kept.timer = undefined;
-      if (this.kept === kept) this.commitPending();
-    }, kept.delay);
-    kept.timer.unref?.();
-  }
-
-  /**
-   * Takes in what a commit did: the `seq` the store gave each appended
-   * node becomes the node's `seq` in the live graph, and the next proposal
-   * follows the highest.
-   */
-  private committed(operations: readonly QueuedOperation[], result: SessionCommitResult): void {
-    // Every node stored as proposed (the in-memory store says so by its result's class), or a store
-    // written for the earlier interface, which returns nothing: the proposed seqs stand.
-    if (result === undefined || result instanceof ProposedSeqs) return;
-    const seqs = result.seqs;
-    for (const operation of operations) {
-      if (operation.kind !== "append") continue;
-      const seq = seqs.get(operation.id);
-      if (seq === undefined) continue;
-      if (seq >= this.nextSeq) this.nextSeq = seq + 1;
-      if (seq === operation.node.seq) continue;
-      const node = this.live?.get(operation.id);
-      if (node !== undefined) this.live!.replace(withSeq(node, seq));
-    }
-  }
-
-  /** Whether a kept operation belongs to the top-level call that `nodeId` belongs to. */
-  private keptHoldsCallOf(nodeId: string): boolean {
-    // The window holds the pending nodes; without one, they alone show their calls
-    // (both chains end at the same node, known or not, when they share a call).
-    let graph = this.live;
-    if (graph === undefined) this.addPending((graph = new SessionGraph()));
-    const call = topLevelOf(graph, nodeId);
-    for (const operation of this.kept!.operations) if (topLevelOf(graph, operation.id) === call) return true;
-    return false;
-  }
-
-  /**
-   * The seq of a node queued, kept or in the history window under `id`, or
-   * undefined for an id this writer does not know. An id the store holds
-   * outside the window is not looked up here (a round trip per append): its
-   * append is dropped when the commit finds the id taken (see
-   * {@link commitToStore}), so the first version stays all the same.
+   * The seq of a node queued, kept, in flight or in the history window
+   * under `id`, or undefined for an id this writer does not know. An id
+   * the store holds outside the window is not looked up here (a round trip
+   * per append): its append is dropped when the commit finds the id taken
+   * (see `commitToStore`), so the first version stays all the same.
    */
   private seqOf(id: string): number | undefined {
-    const operation = this.queuedOperation(id) ?? this.sending?.get(id);
+    const operation = this.commits.find(id) ?? this.commits.sending?.get(id);
     if (operation?.kind === "append") return operation.node.seq;
-    return this.live?.get(id)?.seq;
-  }
-
-  /**
-   * Commits `operations`, with the fences of those written under a run
-   * lease. An append whose id the store already holds (a node appended
-   * again, from this writer or another process) is dropped and the rest
-   * committed: the first version stays, as `append` promises. A refused
-   * lease drops every operation written under it, and the rest is
-   * committed. Removes the dropped operations from `operations`, in place.
-   */
-  private commitToStore(operations: QueuedOperation[]): SessionCommitResult {
-    for (;;) {
-      try {
-        const fences = fencesOf(operations);
-        return fences === undefined ? this.store.commit(this.sessionId, operations) : this.store.commit(this.sessionId, operations, { fences });
-      } catch (error) {
-        if (!this.recover(operations, error)) return { seqs: new Map() };
-      }
-    }
-  }
-
-  /** {@link commitToStore} on the store's asynchronous path (`commitAsync`). */
-  private async commitToStoreAsync(operations: QueuedOperation[]): Promise<SessionCommitResult> {
-    for (;;) {
-      try {
-        const fences = fencesOf(operations);
-        return await this.store.commitAsync!(this.sessionId, operations, fences === undefined ? undefined : { fences });
-      } catch (error) {
-        if (!this.recover(operations, error)) return { seqs: new Map() };
-      }
-    }
-  }
-
-  /**
-   * After a refused commit of `operations`: drops the operations of a
-   * refused lease, or the append of an id the store holds, and says whether
-   * any are left to commit again; rethrows any other error.
-   */
-  private recover(operations: QueuedOperation[], error: unknown): boolean {
-    if (LeaseLostError.isInstance(error)) {
-      if (!this.dropRefused(operations, error)) throw error;
-      return operations.length > 0;
-    }
-    const taken = SessionNodeConflictError.isInstance(error) ? error.nodeId : undefined;
-    const index = taken === undefined ? -1 : operations.findIndex((operation) => operation.kind === "append" && operation.id === taken);
-    if (index < 0) throw error;
-    operations.splice(index, 1);
-    this.kept?.index.delete(taken!);
-    // The window took the version appended again: read it again, with the stored one.
-    if (this.live?.has(taken!) === true) this.live = undefined;
-    return operations.length > 0;
-  }
-
-  /** The refusal of `fence`'s lease, when a commit was refused for it. */
-  private refusal(fence: LeaseFence): LeaseLostError | undefined {
-    const refused = this.lost?.get(fence.runId);
-    return refused !== undefined && refused.heldEpoch === fence.epoch ? refused : undefined;
-  }
-
-  /**
-   * Drops, from `operations` and from the kept ones, every operation
-   * written under the refused lease, and remembers the refusal (later
-   * writes under it are dropped when made). False when none was found.
-   */
-  private dropRefused(operations: QueuedOperation[], refused: LeaseLostError): boolean {
-    const head = this.pendingHead;
-    let droppedHead = false;
-    const under = (operation: QueuedOperation): boolean => {
-      const dropped = operation.fence?.runId === refused.runId && operation.fence.epoch === refused.heldEpoch;
-      if (dropped && operation.id === head) droppedHead = true;
-      return dropped;
-    };
-    const before = operations.length;
-    removeWhere(operations, under);
-    if (operations.length === before) return false;
-    (this.lost ??= new Map()).set(refused.runId, refused);
-    const kept = this.kept;
-    if (kept !== undefined) {
-      for (const operation of kept.operations) if (under(operation)) kept.index.delete(operation.id);
-      removeWhere(kept.operations, under);
-    }
-    if (droppedHead) this.pendingHead = undefined;
-    // The window holds the refused versions: read it again, with the stored ones.
-    this.live = undefined;
-    return true;
-  }
-
-  /**
-   * Reads the history window for `headId`: its pending ancestors are here,
-   * the committed ones are read along the ancestry of each committed node
-   * they lead to (usually one: the previous turn). Nothing is committed, so
-   * a manual writer never commits behind its user's back.
-   */
-  private readWindow(headId: string, callId: string | null): SessionGraph {
-    const pending = new SessionGraph();
-    this.addPending(pending);
-    const turns = this.turnsOf(callId, pending);
-    const roots = new Set<string>();
-    const seen = new Set<string>();
-    for (const stack = [headId]; stack.length > 0; ) {
-      const id = stack.pop()!;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const node = pending.get(id);
-      if (node === undefined) roots.add(id);
-      else {
-        if (node.caller !== null) stack.push(node.caller);
-        if (node.predecessor !== null) stack.push(node.predecessor);
-      }
-    }
-    const graph = new SessionGraph();
-    for (const root of roots) for (const node of this.readAncestry(root, turns)) graph.add(node);
-    this.addPending(graph);
-    const last = graph.all().at(-1);
-    if (last !== undefined && last.seq >= this.nextSeq) this.nextSeq = last.seq + 1;
-    this.windowLimit = Math.max(WINDOW_NODES, 2 * graph.size);
-    this.windowTurns = turns;
-    return (this.live = graph);
-  }
-
-  /** The `renderRange.turns` of call `callId` (found in `graph`, or read), else Infinity. */
-  private turnsOf(callId: string | null, graph: SessionGraph): number {
-    if (callId === null) return Infinity;
-    const call = graph.get(callId) ?? this.readAncestry(callId, 1).find((node) => node.id === callId);
-    const range = call?.metadata["renderRange"] as { turns?: unknown } | undefined;
-    const turns = range?.turns;
-    return typeof turns === "number" && turns >= 1 ? turns : Infinity;
-  }
-
-  /** The store's ancestry of `nodeId` (the whole session from a store without `readAncestry`). */
-  private readAncestry(nodeId: string, turns: number): SessionNode[] {
-    if (typeof this.store.readAncestry !== "function") return this.store.readNodes(this.sessionId);
-    return this.store.readAncestry(this.sessionId, nodeId, turns === Infinity ? undefined : { turns });
-  }
-
-  /** Adds the kept operations, then the queue, to `graph`. */
-  private addPending(graph: SessionGraph): void {
-    if (this.sending !== undefined) addOperations(graph, [...this.sending.values()]);
-    else if (this.kept !== undefined) addOperations(graph, this.kept.operations);
-    addOperations(graph, this.queue);
-  }
-
-  /**
-   * The queued (or kept) operation of `id`. A batch is usually a handful of
-   * operations (the runtime commits after every model request), and a scan
-   * from the end costs less than keeping a map per batch; a batch past
-   * {@link SCAN_LIMIT} gets an index, so a large one stays linear.
-   */
-  private queuedOperation(id: string): QueuedOperation | undefined {
-    // Kept operations in flight are encoded already: a later update is queued on its own.
-    const kept = this.sending === undefined ? this.kept?.index.get(id) : undefined;
-    if (kept !== undefined) return kept;
-    if (this.queueIndex !== undefined) return this.queueIndex.get(id);
-    const queue = this.queue;
-    for (let index = queue.length - 1; index >= 0; index--) if (queue[index]!.id === id) return queue[index];
-    return undefined;
-  }
-
-  private enqueue(operation: QueuedOperation): void {
-    const length = this.queue.push(operation);
-    // Joins the store's pending writers once per batch, not once per write.
-    if (length === 1) this.pendingWriters.join();
-    if (this.queueIndex !== undefined) this.queueIndex.set(operation.id, operation);
-    else if (length > SCAN_LIMIT) this.queueIndex = new Map(this.queue.map((queued) => [queued.id, queued]));
-    if (this.batching === "none") this.flushCall(operation.id);
-    else this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.batching !== "tick" || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      // Never throws: a failure is kept for the retry and reported once.
-      this.commitPending();
-    });
+    return this.commits.window.get(id)?.seq;
   }
 }
-
-/** The top-level call `nodeId` belongs to: the end of its `caller` chain. */
-function topLevelOf(graph: SessionGraph, nodeId: string): string {
-  let node = graph.get(nodeId);
-  // The bound guards against a caller cycle in damaged data.
-  for (let steps = 0; node !== undefined && node.caller !== null && steps <= graph.size; steps++) {
-    const caller = graph.get(node.caller);
-    if (caller === undefined) return node.caller;
-    node = caller;
-  }
-  return node?.id ?? nodeId;
-}
-
-/** Applies queued operations to a graph being built. */
-function addOperations(graph: SessionGraph, operations: readonly QueuedOperation[]): void {
-  for (const operation of operations) {
-    if (operation.kind === "append") graph.add(operation.node);
-    else {
-      const current = graph.get(operation.id);
-      if (current !== undefined) graph.replace(applyUpdate(current, operation.fields));
-    }
-  }
-}
-
-/** Operations kept after a failed commit, until a commit takes them. */
-interface Kept {
-  readonly operations: QueuedOperation[];
-  readonly index: Map<string, QueuedOperation>;
-  /** The last error their commit failed with. */
-  error: unknown;
-  /** The last top-level node among them: it would become the head when they are committed. */
-  headId: string | undefined;
-  /** The last top-level node this writer committed while they were kept: it stays the head. */
-  supersededBy: string | undefined;
-  timer?: ReturnType<typeof setTimeout> | undefined;
-  delay?: number;
-}
-
-/** The history window is read again past twice its last read size, and never below this many nodes. */
-const WINDOW_NODES = 10_000;
-
-/** Batches up to this many operations are searched by a scan; larger ones get an index. */
-const SCAN_LIMIT = 16;
 
 /** Placeholder for the node of an append being built. */
 const UNSET = undefined as unknown as SessionNode;
-
-/** A queued update; later updates of the same id fold into it. */
-interface QueuedUpdate {
-  readonly kind: "update";
-  readonly id: string;
-  fields: SessionNodeUpdate;
-  /** The run lease the update is made under (see {@link SessionUpdateOptions.fence}). */
-  fence: LeaseFence | undefined;
-}
-
-/** The distinct fences of `operations`, or undefined when none is fenced (most commits: no array is made). */
-function fencesOf(operations: readonly QueuedOperation[]): LeaseFence[] | undefined {
-  let fences: LeaseFence[] | undefined;
-  for (const operation of operations) {
-    const fence = operation.fence;
-    if (fence === undefined) continue;
-    if (fences === undefined) fences = [fence];
-    else if (!fences.some((known) => known.runId === fence.runId && known.epoch === fence.epoch)) fences.push(fence);
-  }
-  return fences;
-}
-
-/** Removes, in place and in order, the items `test` picks. */
-function removeWhere<T>(items: T[], test: (item: T) => boolean): void {
-  let kept = 0;
-  for (const item of items) if (!test(item)) items[kept++] = item;
-  items.length = kept;
-}
-
-/** What the writer queues: the store sees these as {@link SessionWriteOperation}s. */
-type QueuedOperation = QueuedAppend | QueuedUpdate;
 
 /** Forgets the text of the fields an update replaced: the store serialises their new values. */
 function dropReplacedText(json: NodeJson, changes: SessionNodeUpdate): void {
