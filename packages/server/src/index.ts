@@ -24,6 +24,6 @@ export type { CreateInspectorOptions } from "./inspector/create-inspector";
 export type { ApprovalRequestEvent, PendingApproval, ResumedTurn } from "./approvals";
 export type { RunSummary, ReachFigures, RunFeedMessage } from "./run-feed";
 export { PgBossQueue, startBackgroundWorker } from "./background";
-export { PostgresRunChannel } from "./background";
+export { PostgresRunChannel, DEFAULT_RUN_EVENT_RETENTION_MS } from "./background";
 export type { PostgresRunChannelOptions, RunChannel, RunControl, StoredRunEvent } from "./background";
 export type { PgBossQueueOptions, BackgroundWorker, BackgroundWorkerOptions, BackgroundQueue, BackgroundJob, BackgroundOutcome, BackgroundRunRecord, BackgroundRunState } from "./background";

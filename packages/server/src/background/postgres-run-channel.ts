@@ -19,7 +19,18 @@ export interface PostgresRunChannelOptions {
   readonly onError?: (error: unknown) => void;
   /** Awaited before the tables are first created (the queue creates the schema first: `PgBossQueue`). */
   readonly before?: () => Promise<unknown>;
+  /**
+   * How long a run's events and control requests are kept, in ms: older rows
+   * are deleted once the channel is opened and then every hour (or every
+   * quarter of this, when shorter) by each process, and by {@link PostgresRunChannel.prune}.
+   * A replay of a run older than this starts at its first kept event.
+   * @default 604_800_000 (7 days)
+   */
+  readonly retentionMs?: number;
 }
+
+/** The default {@link PostgresRunChannelOptions.retentionMs}: 7 days. */
+export const DEFAULT_RUN_EVENT_RETENTION_MS = 7 * 24 * 3_600_000;
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,40}$/;
 const CONTROL_ACTIONS: readonly string[] = ["cancel", "approve", "deny"];
@@ -61,6 +72,9 @@ export class PostgresRunChannel implements RunChannel {
   /** The next seq of each run this process appends to, and the chain its appends go through in order. */
   private readonly writing = new Map<string, { next: number | undefined; chain: Promise<void> }>();
   private closed = false;
+  private readonly retentionMs: number;
+  /** The timer that prunes old rows while the channel is open. */
+  private pruning: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: PostgresRunChannelOptions) {
     if (typeof options !== "object" || options === null || typeof options.connectionString !== "string" || options.connectionString === "") {
@@ -68,6 +82,11 @@ export class PostgresRunChannel implements RunChannel {
     }
     const schema = options.schema ?? "rein_queue";
     if (!SCHEMA.test(schema)) throw new TypeError(`new PostgresRunChannel(options): schema must be a lower-case SQL name of at most 41 characters, got '${String(schema).slice(0, 64)}'`);
+    const retention = options.retentionMs ?? DEFAULT_RUN_EVENT_RETENTION_MS;
+    if (!Number.isSafeInteger(retention) || retention < 1) {
+      throw new TypeError(`new PostgresRunChannel(options): retentionMs must be a positive integer of milliseconds (for example 604800000 for 7 days), got ${String(retention)}`);
+    }
+    this.retentionMs = retention;
     const max = options.maxConnections ?? 4;
     if (!Number.isInteger(max) || max < 1) throw new TypeError(`new PostgresRunChannel(options): maxConnections must be a positive integer, got ${String(max)}`);
     this.options = options;
@@ -91,6 +110,7 @@ export class PostgresRunChannel implements RunChannel {
       for (let attempt = 1; ; attempt++) {
         try {
           await this.createTables(pool);
+          this.startPruning();
           return pool;
         } catch (error) {
           const code = (error as { code?: unknown }).code;
@@ -111,6 +131,9 @@ export class PostgresRunChannel implements RunChannel {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_events (run_id text NOT NULL, seq integer NOT NULL, event jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, seq))`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_controls (run_id text NOT NULL, subject text NOT NULL, action text NOT NULL, tool_call_id text, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, subject))`);
+      // What pruning deletes by.
+      await client.query(`CREATE INDEX IF NOT EXISTS rein_run_events_created ON ${s}.rein_run_events (created_at)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS rein_run_controls_created ON ${s}.rein_run_controls (created_at)`);
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
@@ -300,10 +323,41 @@ export class PostgresRunChannel implements RunChannel {
     await this.listener;
   }
 
+  /**
+   * Deletes the events and control requests older than
+   * {@link PostgresRunChannelOptions.retentionMs} (by the database's clock);
+   * resolves to how many rows went. Runs by itself while the channel is
+   * open; call it to prune now.
+   * @example
+   * ```ts
+   * const removed = await channel.prune();
+   * ```
+   */
+  async prune(): Promise<number> {
+    const pool = await this.start();
+    const s = `"${this.schema}"`;
+    let removed = 0;
+    for (const table of ["rein_run_events", "rein_run_controls"]) {
+      const result = await pool.query(`DELETE FROM ${s}.${table} WHERE created_at < now() - $1 * interval '1 millisecond'`, [this.retentionMs]);
+      removed += result.rowCount ?? 0;
+    }
+    return removed;
+  }
+
+  /** Prunes now and then every hour (or a quarter of the retention, when shorter), never keeping the process alive. */
+  private startPruning(): void {
+    if (this.pruning !== undefined || this.closed) return;
+    const prune = () => void this.prune().catch((error: unknown) => (this.closed ? undefined : this.report(error)));
+    prune();
+    this.pruning = setInterval(prune, Math.min(3_600_000, Math.max(1_000, Math.floor(this.retentionMs / 4))));
+    this.pruning.unref();
+  }
+
   /** {@inheritDoc RunChannel.close} */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.pruning);
     this.followers.clear();
     this.controlHandlers.clear();
     this.queuedHandlers.clear();
