@@ -1,6 +1,6 @@
 import { Pool } from "pg";
-import { postgresWorker, type PostgresPoolData } from "./postgres-worker";
-import { POSTGRES_MIGRATIONS } from "./postgres-schema";
+import { postgresWorker, postgresWorkerParts, type PostgresPoolData, type PostgresPoolWorker } from "./postgres-worker";
+import { postgresWorkerOptions } from "./postgres-worker-options";
 import { PostgresCallFailure } from "./postgres-faults";
 import type { ResolvedPostgresOptions } from "./postgres-store-options";
 
@@ -10,12 +10,13 @@ import type { ResolvedPostgresOptions } from "./postgres-store-options";
  * event loop never waits for the database. The transaction is the sync
  * path's own code (the worker's `commit`, run here in pool mode): the same
  * `seq` allocation under the session row's lock, the same lease fences and
- * the same node-conflict rule.
+ * the same node-conflict rule; a pooled connection gets the worker's
+ * connection settings (`postgres-worker-database.ts`).
  * @internal
  */
 export class PostgresAsyncWrites {
   private readonly pool: Pool;
-  private readonly operations: Record<string, (...args: never[]) => Promise<unknown>>;
+  private readonly worker: PostgresPoolWorker;
 
   /**
    * @param options the store's resolved options (the pool gets the same connection settings).
@@ -24,40 +25,18 @@ export class PostgresAsyncWrites {
    */
   constructor(options: ResolvedPostgresOptions, owner: string, max: number) {
     const pool = new Pool({ ...options.config, max });
-    const lockTimeout = Math.max(1, Math.round(options.busyTimeoutMs));
-    // As the worker's connection: the lock wait the sync path has, and the same plans.
-    pool.on("connect", (client) => {
-      client.query(`SET lock_timeout = ${lockTimeout}; SET enable_hashjoin = off; SET enable_mergejoin = off`).catch(() => undefined);
-    });
-    // An idle pooled connection the server ended reports here; the pool drops it.
-    pool.on("error", () => undefined);
     this.pool = pool;
-    const data: PostgresPoolData = {
-      pgPath: require.resolve("pg"),
-      config: options.config,
-      schema: `"${options.schema}"`,
-      schemaName: options.schema,
-      busyTimeoutMs: options.busyTimeoutMs,
-      migrations: POSTGRES_MIGRATIONS,
-      owner,
-      pool,
-    };
-    this.operations = postgresWorker(require, data)!;
+    const data: PostgresPoolData = { ...postgresWorkerOptions(options, owner), pgPath: require.resolve("pg"), pool };
+    this.worker = postgresWorker(require, data, postgresWorkerParts)!;
   }
 
   /** The worker's `commit` (encoded operations and fences as it takes them), on a pooled connection. */
   async commit(sessionId: string, encoded: readonly unknown[][], fences: readonly (readonly [string, number])[] | null): Promise<[string, number][]> {
     try {
-      return (await this.operations["commit"]!(...([sessionId, encoded, false, fences] as never[]))) as [string, number][];
+      return (await this.worker.operations["commit"]!(...([sessionId, encoded, false, fences] as never[]))) as [string, number][];
     } catch (error) {
       // As the worker reports it to the sync path, so the store types it the same way (postgresFault).
-      const { kind, message, code, data } = error as { kind?: unknown; message?: unknown; code?: unknown; data?: unknown };
-      throw new PostgresCallFailure({
-        kind: typeof kind === "string" ? kind : "pg",
-        message: typeof message === "string" ? message : String(error),
-        ...(typeof code === "string" ? { code } : {}),
-        ...(typeof kind === "string" ? { data } : {}),
-      });
+      throw new PostgresCallFailure(this.worker.failed(error));
     }
   }
 

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { SyncWorkerBridge, WORKER_SIGNAL } from "@rein/session";
-import { postgresWorker, type PostgresFailure, type PostgresWorkerData } from "./postgres-worker";
+import { postgresWorkerSource, type PostgresFailure, type PostgresWorkerData } from "./postgres-worker";
 import { PostgresCallFailure, PostgresWorkerGone } from "./postgres-faults";
 
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
@@ -17,7 +17,7 @@ const WORKER_SOURCE =
   '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
   `const threads = require("node:worker_threads");\n` +
   `threads.parentPort.on("message", (data) => {\n` +
-  `  try {\n    (${postgresWorker.toString()})(require, data);\n  } catch (error) {\n` +
+  `  try {\n    ${postgresWorkerSource("require", "data")};\n  } catch (error) {\n` +
   `    const signal = new Int32Array(data.signal);\n` +
   `    Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n    Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n  }\n});\n`;
 

@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
   installShutdownFlush,
-  SessionStoreBusyError,
-  SessionStoreClosedError,
   type ExportGraphOptions,
   type ReadAncestryOptions,
   type SessionBranch,
@@ -28,23 +26,13 @@ import {
   releaseSharedWriters,
   renderSessionGraph,
   checkRunArguments,
-  commitFences,
   runFromRow,
 } from "@rein/session";
-import { PostgresConnection } from "./postgres-connection";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
-import { postgresFault } from "./postgres-faults";
-import { PostgresConnectionError } from "./postgres-errors";
-import { POSTGRES_MIGRATIONS } from "./postgres-schema";
-import { encodeOperation, nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
-import { resolvePostgresOptions, type PostgresSessionStoreOptions, type ResolvedPostgresOptions } from "./postgres-store-options";
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Fences as the worker takes them: `[runId, epoch]` pairs, or null for none. */
-function encodeFences(fences: readonly { readonly runId: string; readonly epoch: number }[]): (readonly [string, number])[] | null {
-  return fences.length === 0 ? null : fences.map((fence) => [fence.runId, fence.epoch] as const);
-}
+import { commitOnPool, commitWithRetry, encodeCommit } from "./postgres-commit-paths";
+import { PostgresStoreLink } from "./postgres-store-link";
+import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
+import { resolvePostgresOptions, type PostgresSessionStoreOptions } from "./postgres-store-options";
 
 /** `turns` of readAncestry, checked as core's stores check it: null for no bound. */
 function checkTurns(options: ReadAncestryOptions): number | null {
@@ -101,16 +89,15 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   readonly schema: string;
   /** How long a statement waits for another connection's lock, and {@link commitWithRetry} keeps retrying, in ms. */
   readonly busyTimeoutMs: number;
-  private readonly options: ResolvedPostgresOptions;
   /**
    * This store instance's id: the owner of the nodes it appends (for
    * {@link interruptRunning}), and the key of its liveness lock (for
    * {@link interruptAbandoned}).
    */
   private readonly owner = randomUUID();
-  private connection: PostgresConnection;
+  /** The way to the store's worker: calls, faults, and whether the store is closed. */
+  private readonly link: PostgresStoreLink;
   private readonly uninstallShutdown: (() => void) | undefined;
-  private closed = false;
   /** The asynchronous path's pool, with the `asyncWrites` option. */
   private readonly asyncWrites: PostgresAsyncWrites | undefined;
   /**
@@ -133,34 +120,16 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * `TypeError` naming the option for bad options.
    */
   constructor(options: PostgresSessionStoreOptions = {}) {
-    this.options = resolvePostgresOptions(options);
-    this.location = this.options.location;
-    this.schema = this.options.schema;
-    this.busyTimeoutMs = this.options.busyTimeoutMs;
-    this.connection = this.connect();
-    try {
-      this.connection.call("open");
-    } catch (error) {
-      this.connection.close();
-      throw this.fault(error, 0);
-    }
-    this.uninstallShutdown = this.options.shutdownFlush ? installShutdownFlush(this) : undefined;
-    const poolSize = this.options.asyncPoolSize;
+    const resolved = resolvePostgresOptions(options);
+    this.location = resolved.location;
+    this.schema = resolved.schema;
+    this.busyTimeoutMs = resolved.busyTimeoutMs;
+    this.link = new PostgresStoreLink(resolved, this.owner);
+    this.uninstallShutdown = resolved.shutdownFlush ? installShutdownFlush(this) : undefined;
+    const poolSize = resolved.asyncPoolSize;
     if (poolSize !== undefined) {
-      const writes = (this.asyncWrites = new PostgresAsyncWrites(this.options, this.owner, poolSize));
-      this.commitAsync = async (sessionId, operations, options) => {
-        checkSessionId("PostgresSessionStore.commitAsync", sessionId);
-        const fences = encodeFences(commitFences("PostgresSessionStore.commitAsync", options));
-        this.assertOpen();
-        if (operations.length === 0) return { seqs: new Map() };
-        const encoded = operations.map(encodeOperation);
-        const started = Date.now();
-        try {
-          return { seqs: new Map(await writes.commit(sessionId, encoded, fences)) };
-        } catch (error) {
-          throw this.fault(error, Date.now() - started);
-        }
-      };
+      const writes = (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize));
+      this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, writes, sessionId, operations, options);
     }
   }
 
@@ -271,11 +240,9 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * nothing of the commit is stored.
    */
   commit(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): SessionCommitResult {
-    checkSessionId("PostgresSessionStore.commit", sessionId);
-    const fences = encodeFences(commitFences("PostgresSessionStore.commit", options));
-    this.assertOpen();
-    if (operations.length === 0) return { seqs: new Map() };
-    return { seqs: new Map(this.call("commit", sessionId, operations.map(encodeOperation), false, fences) as [string, number][]) };
+    const commit = encodeCommit("PostgresSessionStore.commit", this.link, sessionId, operations, options);
+    if (commit === null) return { seqs: new Map() };
+    return { seqs: new Map(this.call("commit", sessionId, commit.operations, false, commit.fences) as [string, number][]) };
   }
 
   /**
@@ -294,32 +261,12 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * const { seqs } = await store.commitWithRetry("s1", operations);
    * ```
    */
-  async commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): Promise<SessionCommitResult> {
-    checkSessionId("PostgresSessionStore.commitWithRetry", sessionId);
-    const fences = encodeFences(commitFences("PostgresSessionStore.commitWithRetry", options));
-    this.assertOpen();
-    if (operations.length === 0) return { seqs: new Map() };
-    const encoded = operations.map(encodeOperation);
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      this.assertOpen();
-      try {
-        const seqs = (await this.live().callAsync("commit", sessionId, encoded, attempt > 0, fences)) as [string, number][];
-        return { seqs: new Map(seqs) };
-      } catch (error) {
-        const waited = Date.now() - started;
-        const fault = this.fault(error, waited);
-        const transient = SessionStoreBusyError.isInstance(fault) || PostgresConnectionError.isInstance(fault);
-        if (!transient || this.closed) throw fault;
-        if (waited >= this.busyTimeoutMs) throw fault;
-        const backoff = Math.min(50, 2 ** (attempt + 1)) * (0.5 + Math.random() / 2);
-        await sleep(Math.min(backoff, this.busyTimeoutMs - waited));
-      }
-    }
+  commitWithRetry(sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): Promise<SessionCommitResult> {
+    return commitWithRetry(this.link, this.busyTimeoutMs, sessionId, operations, options);
   }
 
   flush(): void {
-    this.assertOpen();
+    this.link.assertOpen();
     flushPendingWriters(this);
   }
 
@@ -329,7 +276,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * only starts the commits). Without it, the same as {@link flush}.
    */
   async flushAsync(): Promise<void> {
-    this.assertOpen();
+    this.link.assertOpen();
     await flushPendingWritersAsync(this);
   }
 
@@ -339,7 +286,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * behind a commit in flight. Idempotent.
    */
   async closeAsync(): Promise<void> {
-    if (this.closed) return;
+    if (this.link.closed) return;
     try {
       await this.flushAsync();
     } finally {
@@ -424,59 +371,21 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * fault of the final commit is thrown after the store is closed.
    */
   close(): void {
-    if (this.closed) return;
+    if (this.link.closed) return;
     try {
       flushPendingWriters(this);
       this.interruptRunning();
     } finally {
-      this.closed = true;
+      this.link.markClosed();
       releaseSharedWriters(this);
       this.uninstallShutdown?.();
       // Commits in flight finish first; the pool then ends.
       void this.asyncWrites?.end().catch(() => undefined);
-      try {
-        this.connection.close();
-      } catch {
-        /* the worker is gone, and its connection with it */
-      }
+      this.link.end();
     }
-  }
-
-  private connect(): PostgresConnection {
-    return new PostgresConnection({
-      config: this.options.config,
-      schema: `"${this.options.schema}"`,
-      schemaName: this.options.schema,
-      busyTimeoutMs: this.options.busyTimeoutMs,
-      migrations: POSTGRES_MIGRATIONS,
-      owner: this.owner,
-    });
-  }
-
-  /** The worker, started anew if the last one ended (it checks the schema again when it connects). */
-  private live(): PostgresConnection {
-    if (this.connection.ended) {
-      this.connection = this.connect();
-      this.connection.call("open");
-    }
-    return this.connection;
   }
 
   private call(op: string, ...args: unknown[]): unknown {
-    this.assertOpen();
-    const started = Date.now();
-    try {
-      return this.live().call(op, ...args);
-    } catch (error) {
-      throw this.fault(error, Date.now() - started);
-    }
-  }
-
-  private fault(error: unknown, waitedMs: number): Error {
-    return postgresFault(error, { location: this.location, schema: this.schema, waitedMs });
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new SessionStoreClosedError(this.location);
+    return this.link.call(op, ...args);
   }
 }
