@@ -73,6 +73,8 @@ export class PostgresRunChannel implements RunChannel {
   private readonly writing = new Map<string, { next: number | undefined; chain: Promise<void> }>();
   private closed = false;
   private readonly retentionMs: number;
+  /** The last prune asked for: the next waits for it. */
+  private pruned: Promise<number> = Promise.resolve(0);
   /** The timer that prunes old rows while the channel is open. */
   private pruning: ReturnType<typeof setInterval> | undefined;
 
@@ -327,13 +329,21 @@ export class PostgresRunChannel implements RunChannel {
    * Deletes the events and control requests older than
    * {@link PostgresRunChannelOptions.retentionMs} (by the database's clock);
    * resolves to how many rows went. Runs by itself while the channel is
-   * open; call it to prune now.
+   * open; call it to prune now. Prunes of one channel run one after
+   * another: a call made while the automatic one runs waits for it, so the
+   * count is what this call removed.
    * @example
    * ```ts
    * const removed = await channel.prune();
    * ```
    */
-  async prune(): Promise<number> {
+  prune(): Promise<number> {
+    const next = this.pruned.catch(() => 0).then(() => this.pruneNow());
+    this.pruned = next;
+    return next;
+  }
+
+  private async pruneNow(): Promise<number> {
     const pool = await this.start();
     const s = `"${this.schema}"`;
     let removed = 0;
