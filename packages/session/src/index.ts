@@ -61,7 +61,7 @@ export {
 
 // For store implementers (docs/writing-a-session-store.md).
 export { describeSessionStoreContract } from "./session-store-contract";
-export { flushPendingWriters, flushPendingWritersAsync, releaseSharedWriter, releaseSharedWriters, sharedWriterCount } from "./writer-registry";
+export { flushPendingWriters, flushPendingWritersAsync, flushPendingWritersSync, releaseSharedWriter, releaseSharedWriters, sharedWriterCount } from "./writer-registry";
 export { renderSessionGraph } from "./export-graph";
 export { ancestryIn } from "./ancestry";
 export { checkSessionId, checkNodeId, checkCreateSessionArguments, exportGraphOptionsSchema, readAncestryOptionsSchema } from "./session-arguments";

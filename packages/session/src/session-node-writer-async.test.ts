@@ -18,12 +18,15 @@ class AsyncStore extends InMemorySessionStore {
   readonly committed: string[][] = [];
   inFlight = 0;
   maxInFlight = 0;
+  /** Set, the commits in flight fail when they settle, as on a connection the store closed. */
+  closedInFlight = false;
 
   readonly commitAsync = async (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions): Promise<SessionCommitResult> => {
     const encoded = structuredClone(operations) as SessionWriteOperation[];
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
     try {
       await new Promise((resolve) => setImmediate(resolve));
+      if (this.closedInFlight) throw new Error("connection closed");
       const ids = encoded.map((operation) => (operation.kind === "append" ? operation.node.id : operation.id));
       const failed = ids.find((id) => this.failing.has(id));
       if (failed !== undefined) throw new Error(`refused ${failed}`);
@@ -123,4 +126,37 @@ test("a node committed on its own while older ones stay kept is no longer pendin
   store.failing.clear();
   await writer.flushAsync();
   expect(writer.pending).toBe(0);
+});
+
+test("flushSync commits on the sync path the commit in flight and the writes queued behind it, in order; the abandoned commit failing later changes nothing", async () => {
+  const failures: SessionCommitFailure[] = [];
+  const writer = new SessionNodeWriter(store, "s1", { batching: "manual", onCommitError: (failure) => failures.push(failure) });
+  writer.append({ id: "a", role: "code", name: "A.run", metadata: { status: "running" } });
+  writer.flush(); // in flight on the async path
+  writer.update("a", { output: "done", metadata: { status: "completed" } });
+  writer.append({ id: "b", role: "code", name: "B.run", predecessor: "a" });
+  // As a store that is closing: its commits in flight are abandoned (their connection closed), then flushSync.
+  store.closedInFlight = true;
+  writer.flushSync();
+  const stored = () => store.readNodes("s1").map((node) => [node.id, node.seq, node.output, node.metadata["status"]]);
+  expect(stored()).toEqual([
+    ["a", 0, "done", "completed"],
+    ["b", 1, undefined, undefined],
+  ]);
+  expect(writer.pending).toBe(0);
+  expect(store.head("s1")).toBe("b");
+
+  // The abandoned commit fails when it settles: nothing is kept, retried or reported.
+  while (store.inFlight > 0) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(store.committed).toEqual([]);
+  expect(failures).toEqual([]);
+  expect(writer.pending).toBe(0);
+
+  // The writer goes on, on the async path.
+  store.closedInFlight = false;
+  writer.append({ id: "c", role: "code", name: "C.run", predecessor: "b" });
+  await writer.flushAsync();
+  expect(ids()).toEqual(["a", "b", "c"]);
+  expect(store.committed).toEqual([["c"]]);
 });

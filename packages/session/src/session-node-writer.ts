@@ -185,6 +185,19 @@ export class SessionNodeWriter {
   }
 
   /**
+   * {@link flush} on the store's synchronous path even when it has
+   * `commitAsync`, the commit in flight there included (committed again,
+   * first, in the same transaction as the queue). The store calls it,
+   * through `flushPendingWritersSync`, once it has abandoned its commits in
+   * flight: when it closes, or when the process exits.
+   * @internal
+   */
+  flushSync(): void {
+    this.commits.commitPendingSync();
+    this.commits.throwFailure(undefined);
+  }
+
+  /**
    * {@link flush}, awaited: on a store with `commitAsync` (the Postgres
    * store's `asyncWrites`), commits everything queued — after the commit in
    * flight, and again for what was written meanwhile — without blocking the

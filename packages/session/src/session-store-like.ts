@@ -205,6 +205,17 @@ export interface SessionStoreLike {
   /** Commits the pending batches of every writer on this store. */
   flush(): void;
   /**
+   * Optional, on a store with {@link commitAsync}: commits the pending
+   * batches of every writer on this store on the synchronous path, the
+   * commits in flight on the asynchronous path included — which the store
+   * abandons first (it closes their connections, so the database rolls
+   * back what had not gone in). For a process that is exiting, whose
+   * asynchronous commits would never finish: the shutdown flush
+   * (`installShutdownFlush`) calls it in place of {@link flush}.
+   * @default absent: the shutdown flush calls {@link flush}
+   */
+  flushSync?(): void;
+  /**
    * Marks this store's `running` nodes `interrupted` (used at shutdown).
    * Returns how many nodes changed.
    */

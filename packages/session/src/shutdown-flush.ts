@@ -28,7 +28,8 @@ function settle(): void {
   for (const store of [...stores]) {
     // Best effort: one failing store must not keep the others from settling.
     try {
-      persist(store, () => store.flush());
+      // On a store's asynchronous path, flush() only starts commits, which never finish once the process exits.
+      persist(store, () => (store.flushSync !== undefined ? store.flushSync() : store.flush()));
     } catch {
       /* the batch stays queued; nothing more can be done while exiting */
     }

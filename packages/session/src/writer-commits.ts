@@ -49,6 +49,8 @@ export class WriterCommits implements WindowWriter {
   readonly window: HistoryWindow;
   /** The commit in flight on the store's asynchronous path (see {@link startCommit}); settles, never rejects. */
   private committing: Promise<void> | undefined;
+  /** How many commits in flight were abandoned ({@link commitPendingSync}): one that settles after is ignored. */
+  private abandoned = 0;
   private scheduled = false;
 
   /**
@@ -154,6 +156,35 @@ export class WriterCommits implements WindowWriter {
       void this.startCommit();
       return;
     }
+    this.commitOnSyncPath();
+  }
+
+  /**
+   * {@link commitPending} on the store's synchronous path even when it has
+   * `commitAsync`: for a store that is closing or a process that is exiting,
+   * whose commits there will not finish. The store has abandoned the commit
+   * in flight (see `flushPendingWritersSync`): its operations are kept, so
+   * they go again, first, in one transaction with the queue, and its
+   * settling, if it ever comes, changes nothing.
+   */
+  commitPendingSync(): void {
+    const sending = this.sending;
+    if (sending !== undefined) {
+      this.abandoned++;
+      this.sending = undefined;
+      this.committing = undefined;
+      // The kept operations in flight are kept already; the others join them, in the order written.
+      const kept = this.kept;
+      const others = [...sending.values()].filter((operation) => kept?.get(operation.id) !== operation);
+      if (others.length > 0) {
+        const keeping = (this.kept ??= new KeptWrites(new Error("the commit in flight was abandoned by the store")));
+        keeping.add(others, keeping.error);
+      }
+    }
+    this.commitOnSyncPath();
+  }
+
+  private commitOnSyncPath(): void {
     const batch = this.takeBatch();
     if (batch === undefined) return;
     let result: SessionCommitResult;
@@ -187,6 +218,7 @@ export class WriterCommits implements WindowWriter {
     if (this.committing !== undefined) return this.committing;
     if (this.queue.length === 0 && this.kept === undefined) return Promise.resolve();
     const committing: Promise<void> = this.commitPendingAsync().finally(() => {
+      if (this.committing !== committing) return; // abandoned
       this.sending = undefined;
       this.committing = undefined;
       if (this.queue.length > 0) void this.startCommit();
@@ -199,24 +231,30 @@ export class WriterCommits implements WindowWriter {
     const batch = this.takeBatch();
     if (batch === undefined) return;
     this.sending = byId(batch.all);
+    // Abandoned meanwhile (commitPendingSync): its operations went on the synchronous path.
+    const abandoned = this.abandoned;
     let result: SessionCommitResult;
     try {
       result = await commitToStoreAsync(this, batch.all);
     } catch (error) {
+      if (this.abandoned !== abandoned) return;
       if (this.batchFailed(batch, error)) {
         this.sending = byId(batch.operations);
         let alone: SessionCommitResult;
         try {
           alone = await commitToStoreAsync(this, batch.operations);
         } catch (failure) {
+          if (this.abandoned !== abandoned) return;
           this.keep(batch.operations, failure); // plans the retry
           return;
         }
+        if (this.abandoned !== abandoned) return;
         this.committedAlone(batch, alone);
       }
       this.retryLater();
       return;
     }
+    if (this.abandoned !== abandoned) return;
     this.finish(batch, result);
   }
 

@@ -3,6 +3,8 @@ import type { SessionStoreLike } from "./session-store-like";
 /** Something with a pending batch to commit. */
 interface Flushable {
   flush(): void;
+  /** Commits on the synchronous path, the commit in flight on the asynchronous one included (a writer on a store with `commitAsync`). */
+  flushSync?(): void;
   /** Commits and waits for the commit (a writer on a store with `commitAsync`). */
   flushAsync?(): Promise<void>;
 }
@@ -80,6 +82,39 @@ export function flushPendingWriters(store: SessionStoreLike): void {
   for (const entry of list.slice()) {
     try {
       entry.writer.flush();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
+}
+
+/**
+ * {@link flushPendingWriters} on the synchronous path, for a store with
+ * `commitAsync` that is closing or whose process is exiting: each writer
+ * commits its pending batch with the store's `commit`, the commit it has in
+ * flight on `commitAsync` included, which the store must have abandoned
+ * first (its connection closed, so it never goes in after these; had it
+ * gone in already, its appends are found stored and dropped, its updates
+ * applied again). Throws the first failure after trying them all.
+ *
+ * @example
+ * ```ts
+ * flushSync(): void {
+ *   this.pool.destroyConnections(); // the commits in flight are abandoned
+ *   flushPendingWritersSync(this);
+ * }
+ * ```
+ */
+export function flushPendingWritersSync(store: SessionStoreLike): void {
+  const list = pendingByStore.get(store);
+  if (list === undefined) return;
+  let failure: unknown;
+  for (const entry of list.slice()) {
+    try {
+      const writer = entry.writer;
+      if (writer.flushSync !== undefined) writer.flushSync();
+      else writer.flush();
     } catch (error) {
       failure ??= error;
     }

@@ -1,3 +1,5 @@
+import { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { Pool } from "pg";
 import { postgresWorker, postgresWorkerParts, type PostgresPoolData, type PostgresPoolWorker } from "./postgres-worker";
 import { postgresWorkerOptions } from "./postgres-worker-options";
@@ -17,6 +19,8 @@ import type { ResolvedPostgresOptions } from "./postgres-store-options";
 export class PostgresAsyncWrites {
   private readonly pool: Pool;
   private readonly worker: PostgresPoolWorker;
+  /** The pool's open sockets, so {@link abandon} can close them at once. */
+  private readonly sockets = new Set<Duplex>();
 
   /**
    * @param options the store's resolved options (the pool gets the same connection settings).
@@ -24,7 +28,15 @@ export class PostgresAsyncWrites {
    * @param max the pool's bound: at most this many connections at once.
    */
   constructor(options: ResolvedPostgresOptions, owner: string, max: number) {
-    const pool = new Pool({ ...options.config, max });
+    const given = options.config.stream;
+    // The socket each connection opens (pg's own choice, or the caller's), kept while open.
+    const stream = (): Duplex => {
+      const socket = (typeof given === "function" ? given() : given) ?? new Socket();
+      this.sockets.add(socket);
+      socket.once("close", () => this.sockets.delete(socket));
+      return socket;
+    };
+    const pool = new Pool({ ...options.config, max, stream });
     this.pool = pool;
     const data: PostgresPoolData = { ...postgresWorkerOptions(options, owner), pgPath: require.resolve("pg"), pool };
     this.worker = postgresWorker(require, data, postgresWorkerParts)!;
@@ -41,6 +53,18 @@ export class PostgresAsyncWrites {
   }
 
   private ended: Promise<void> | undefined;
+
+  /**
+   * Closes every connection of the pool now, abandoning the commits in
+   * flight: the server rolls back a transaction whose connection is gone,
+   * and a commit that had gone in stays (its appends are found stored when
+   * committed again). For a store that commits them on its synchronous
+   * path instead: when it closes or its process exits.
+   */
+  abandon(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
 
   /** Ends the pool once the commits in flight are done; every call gets the same promise. */
   end(): Promise<void> {

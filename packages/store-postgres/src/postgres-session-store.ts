@@ -21,6 +21,7 @@ import {
   exportGraphOptionsSchema,
   flushPendingWriters,
   flushPendingWritersAsync,
+  flushPendingWritersSync,
   readAncestryOptionsSchema,
   releaseSharedWriter,
   releaseSharedWriters,
@@ -271,6 +272,16 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   }
 
   /**
+   * {@link flush} on the synchronous path, with `asyncWrites` too: the commits in flight on the pool are abandoned
+   * (their connections closed) and committed again with what is queued behind them. For {@link close} and the shutdown flush.
+   */
+  flushSync(): void {
+    this.link.assertOpen();
+    this.asyncWrites?.abandon();
+    flushPendingWritersSync(this);
+  }
+
+  /**
    * Commits every writer's pending batch and waits for it, in flight
    * included: with `asyncWrites`, the durable commit point (`flush()`
    * only starts the commits). Without it, the same as {@link flush}.
@@ -280,11 +291,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     await flushPendingWritersAsync(this);
   }
 
-  /**
-   * {@link close} after every queued write is committed ({@link flushAsync});
-   * with `asyncWrites`, the way to close without dropping writes queued
-   * behind a commit in flight. Idempotent.
-   */
+  /** {@link close} after every queued write is committed ({@link flushAsync}), never blocking the event loop. Idempotent. */
   async closeAsync(): Promise<void> {
     if (this.link.closed) return;
     try {
@@ -366,14 +373,15 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   }
 
   /**
-   * Commits pending writers, marks this store's running nodes interrupted,
-   * then ends the connection and the worker thread at once. Idempotent. A
-   * fault of the final commit is thrown after the store is closed.
+   * Commits pending writers ({@link flushSync}: with `asyncWrites`, on the
+   * synchronous path, nothing queued dropped), marks this store's running
+   * nodes interrupted, then ends the connections and the worker thread.
+   * Idempotent. A fault of the final commit is thrown after the store is closed.
    */
   close(): void {
     if (this.link.closed) return;
     try {
-      flushPendingWriters(this);
+      this.flushSync();
       this.interruptRunning();
     } finally {
       this.link.markClosed();
