@@ -23,7 +23,8 @@ export type { ExecResult } from "./runtime/model-tool-loop";
 export type { RunEvent, RunEventBody, RunEventSource, RunEventListener, RuntimeEvent, RuntimeEventListener } from "./runtime/runtime-events";
 export { RunStream, RUN_STREAM_BUFFER } from "./runtime/run-stream";
 export { currentReach, childBudget, withReachBudget, reachFetch } from "./runtime/reach";
-export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./runtime/reach-origins";
+// The allow list is reach policy, in @rein/guard; re-exported here, where reachFetch is.
+export { setReachOrigins, reachOrigins, mayReceiveBudget } from "@rein/guard";
 export { withRunListener } from "./runtime/run-listener";
 export { DEFAULT_RESERVED_OUTPUT_TOKENS } from "./runtime/spend-reserver";
 export type { SpendReserver, SpendReservation, SpendAmount } from "./runtime/spend-reserver";

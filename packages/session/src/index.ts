@@ -63,6 +63,7 @@ export {
 export { describeSessionStoreContract } from "./session-store-contract";
 export { flushPendingWriters, flushPendingWritersAsync, flushPendingWritersSync, releaseSharedWriter, releaseSharedWriters, sharedWriterCount } from "./writer-registry";
 export { renderSessionGraph } from "./export-graph";
+export { jsonProblem } from "./json-value";
 export { ancestryIn } from "./ancestry";
 export { checkSessionId, checkNodeId, checkCreateSessionArguments, exportGraphOptionsSchema, readAncestryOptionsSchema } from "./session-arguments";
 export { runFromRow, checkRunArguments, commitFences } from "./run-leases";

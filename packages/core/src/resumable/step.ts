@@ -1,10 +1,10 @@
+import { jsonProblem } from "@rein/session";
 import * as guard from "@rein/guard";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, type ScopedFunctionInfo } from "../scope/call-scope";
-import { jsonProblem } from "./json-value";
 import { RunPausedError, StepValueError } from "./resumable-errors";
 import { currentPlace, placeFrame, Sequence, stepLabel, type StepPlace } from "./run-context";
 

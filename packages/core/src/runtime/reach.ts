@@ -2,6 +2,7 @@ import * as guard from "@rein/guard";
 import {
   childTraceparent,
   encodePolicyHeader,
+  mayReceiveBudget,
   parseTraceparent,
   passOnBudget,
   POLICY_HEADER_NAME,
@@ -14,7 +15,6 @@ import {
 import { Context } from "../context/context";
 import { currentScope, deriveScope } from "../scope/call-scope";
 import { spanTraceparent } from "../telemetry/tracing";
-import { reachPolicyHeader } from "./reach-origins";
 
 /**
  * The live reach budget and usage of the running call — logic depth,
@@ -117,4 +117,15 @@ export function reachFetch(url: string | URL, init: RequestInit = {}): Promise<R
   const scope = currentScope();
   headers.set(TRACEPARENT_HEADER_NAME, spanTraceparent(scope) ?? childTraceparent(scope?.reach?.traceparent));
   return fetch(url, { ...init, headers });
+}
+
+/**
+ * The `X-Agent-Policy` value `reachFetch` sends to `url`: the budget,
+ * signed with the first `REIN_POLICY_SECRET` (then carrying its expiry and
+ * the issuing call's node id), or undefined when `url` may not receive it.
+ */
+function reachPolicyHeader(url: string | URL, budget: ReachBudget): string | undefined {
+  if (!mayReceiveBudget(url)) return undefined;
+  const callId = currentScope()?.cursor?.callId ?? undefined;
+  return encodePolicyHeader(budget, callId === undefined || callId === null || !/^[A-Za-z0-9._:-]{1,128}$/.test(callId) ? {} : { runId: callId });
 }

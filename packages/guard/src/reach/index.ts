@@ -17,6 +17,7 @@ export type { PolicyHeaderErrorReason } from "./reach-errors";
 export { encodePolicyHeader, decodePolicyHeader, inspectPolicyHeader, POLICY_HEADER_NAME, MAX_POLICY_HEADER_LENGTH, DEFAULT_POLICY_HEADER_TTL_MS } from "./policy-header";
 export type { EncodePolicyHeaderOptions, DecodePolicyHeaderOptions, PolicyHeaderContents } from "./policy-header";
 export { passOnBudget, clampBudget } from "./clamp-budget";
+export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./reach-origins";
 export type { LocalReachLimits } from "./clamp-budget";
 export { parseTraceparent, newTraceparent, childTraceparent, TRACEPARENT_HEADER_NAME } from "./traceparent";
 export type { Traceparent } from "./traceparent";

@@ -1,9 +1,4 @@
-import { createServer, type Server } from "node:http";
-import { Agent } from "../agent/agent";
-import { Context } from "../context/context";
-import { InMemorySessionStore } from "@rein/session";
-import { inspectPolicyHeader } from "@rein/guard";
-import { reachFetch, withReachBudget } from "./reach";
+/** Which origins `reachFetch` may send a caller's budget to (the allow list; `reachFetch` itself is tested in core's reach-fetch-origins.test.ts). */
 import { mayReceiveBudget, reachOrigins, setReachOrigins } from "./reach-origins";
 
 let savedOrigins: string | undefined;
@@ -51,46 +46,5 @@ describe("which origins receive the budget header", () => {
     expect(() => setReachOrigins("https://b.internal" as never)).toThrow(TypeError);
     process.env.REIN_REACH_ORIGINS = "*";
     expect(() => reachOrigins()).toThrow(/REIN_REACH_ORIGINS: '\*' is not an origin/);
-  });
-});
-
-describe("reachFetch and the allow list", () => {
-  let server: Server;
-  let url: string;
-  const seen: { policy?: string | undefined; traceparent?: string | undefined }[] = [];
-  beforeAll(async () => {
-    server = createServer((request, response) => {
-      seen.push({ policy: request.headers["x-agent-policy"] as string | undefined, traceparent: request.headers["traceparent"] as string | undefined });
-      response.end("ok");
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
-  });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-
-  class Caller extends Agent {
-    async call(): Promise<string> {
-      return (await reachFetch(url)).text();
-    }
-  }
-
-  it("an origin off the list gets no X-Agent-Policy (the traceparent still travels); a listed one gets the budget, signed with its expiry and the issuing call's node id", async () => {
-    seen.length = 0;
-    setReachOrigins(["https://only-this.internal"]);
-    await withReachBudget({ depth: 3 }, () => new Caller().call());
-    expect(seen[0]).toEqual({ policy: undefined, traceparent: expect.stringMatching(/^00-/) });
-    setReachOrigins([new URL(url).origin]);
-    process.env.REIN_POLICY_SECRET = "shared-secret";
-    const before = Date.now();
-    const store = new InMemorySessionStore();
-    // A call recorded in a session has a node id: the header names it as the issuing run.
-    await withReachBudget({ depth: 3 }, () => new Caller({ context: Context.forSession(store, "s") }).call());
-    const callNode = store.readNodes("s").find((node) => node.name === "Caller.call")!;
-    const contents = inspectPolicyHeader(seen[1]!.policy);
-    expect(contents).toMatchObject({ budget: { depth: 2 }, signed: true, runId: callNode.id });
-    expect(contents.expiresAt).toBeGreaterThanOrEqual(before + 300_000);
   });
 });

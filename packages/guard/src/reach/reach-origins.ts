@@ -1,5 +1,8 @@
-import { encodePolicyHeader, type ReachBudget } from "@rein/guard";
-import { currentScope } from "../scope/call-scope";
+/**
+ * Which origins a caller's reach budget may be sent to: the allow list that
+ * `reachFetch` (in `@rein/core`) consults before it adds `X-Agent-Policy` to
+ * a request. Policy with no I/O, beside the header codec.
+ */
 
 /** The origins set by {@link setReachOrigins}; undefined: `REIN_REACH_ORIGINS`, else loopback only. */
 let configured: readonly string[] | undefined;
@@ -64,18 +67,6 @@ export function mayReceiveBudget(url: string | URL): boolean {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
   const allowed = reachOrigins();
   return allowed === "loopback" ? LOOPBACK_HOSTS.test(parsed.hostname) : allowed.includes(parsed.origin);
-}
-
-/**
- * The `X-Agent-Policy` value `reachFetch` sends to `url`: the budget,
- * signed with the first `REIN_POLICY_SECRET` (then carrying its expiry and
- * the issuing call's node id), or undefined when `url` may not receive it.
- * @internal
- */
-export function reachPolicyHeader(url: string | URL, budget: ReachBudget): string | undefined {
-  if (!mayReceiveBudget(url)) return undefined;
-  const callId = currentScope()?.cursor?.callId ?? undefined;
-  return encodePolicyHeader(budget, callId === undefined || callId === null || !/^[A-Za-z0-9._:-]{1,128}$/.test(callId) ? {} : { runId: callId });
 }
 
 function originOf(text: unknown, owner: string): string {

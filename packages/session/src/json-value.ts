@@ -2,8 +2,12 @@
  * Where `value` stops being plain JSON (null, booleans, finite numbers,
  * strings, arrays, plain objects), as `[path, problem]`, or undefined when
  * it is JSON throughout. Plain JSON survives a save and a load unchanged,
- * which is what a step's saved input and result must do.
- * @internal
+ * which is what a value a store keeps must do: core checks a resumable
+ * step's input and result with it before saving them.
+ * @example
+ * ```ts
+ * jsonProblem({ when: new Date() }); // ["when", "is a Date, not a plain object"]
+ * ```
  */
 export function jsonProblem(value: unknown, path = "", seen: object[] = []): [string, string] | undefined {
   if (value === null) return undefined;
@@ -16,7 +20,7 @@ export function jsonProblem(value: unknown, path = "", seen: object[] = []): [st
     case "object":
       break;
     default:
-      return [path, `is ${typeof value === "function" ? "a function" : `a ${typeof value}`}`];
+      return [path, `is ${value === undefined ? "undefined" : `a ${typeof value}`}`];
   }
   const object = value as object;
   if (seen.includes(object)) return [path, "is a circular reference"];
