@@ -6,12 +6,14 @@
  * has writes queued and a commit in flight. In the same process, a
  * `createServer` app answers `/healthz` and a run of an entry that reads
  * no Postgres store while every database process is still stopped; once
- * the database resumes, every queued node is in the store.
+ * the database resumes, every queued node is in the store. Likewise a
+ * resumable run whose lease is renewed while the database is stopped: the
+ * renewal waits on the store's pool, not in the event loop.
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { Client } from "pg";
-import { encodePolicyHeader, InMemorySessionStore, SessionNodeWriter } from "rein";
+import { Agent, Context, encodePolicyHeader, InMemorySessionStore, SessionNodeWriter } from "rein";
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, freshSchemaName, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
 import { serve, type RunningServer } from "./serve";
@@ -65,17 +67,41 @@ let postgres: EmbeddedPostgresServer | undefined;
 let server: RunningServer | undefined;
 let store: PostgresSessionStore | undefined;
 
+beforeAll(async () => {
+  postgres = await startEmbeddedPostgres({ durable: true });
+}, 300_000);
 afterAll(async () => {
   await server?.close();
   await store?.closeAsync();
   await postgres?.stop();
 });
 
+/**
+ * Stops every process of the database (SIGSTOP) and gives back the ones
+ * stopped, `allStopped` and `resume`; a watchdog of its own process resumes
+ * them after 30 s even if this event loop is blocked (a synchronous store call
+ * waiting on the database), so a test then fails on `allStopped()` instead of
+ * hanging.
+ */
+async function stopDatabase(): Promise<{ allStopped: () => boolean; resume: () => void }> {
+  const listed = await databaseProcesses(postgres!.connectionString);
+  expect(listed.length).toBeGreaterThan(1);
+  // A process that exits between the listing and its SIGSTOP (an autovacuum worker finishing) is not part of the stall.
+  const processes = listed.filter((pid) => signal(pid, "SIGSTOP"));
+  const watchdog = spawn("sh", ["-c", `sleep 30; kill -CONT ${processes.join(" ")}`], { stdio: "ignore" });
+  return {
+    allStopped: () => processes.every((pid) => procStat(pid)?.state === "T"),
+    resume: () => {
+      for (const pid of processes) signal(pid, "SIGCONT");
+      watchdog.kill();
+    },
+  };
+}
+
 describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
   it("/healthz and a run that reads no Postgres store answer while the database is stopped; once it resumes every queued node is stored", async () => {
-    postgres = await startEmbeddedPostgres({ durable: true });
     // A request timeout far beyond the stall: a blocking commit would hold the event loop until SIGCONT.
-    store = new PostgresSessionStore({ connectionString: postgres.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    store = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
     store.createSession("s1");
     const failures: unknown[] = [];
     const writer = new SessionNodeWriter(store, "s1", { onCommitError: (failure) => failures.push(failure.error) });
@@ -83,16 +109,8 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     await writer.flushAsync();
 
     server = await serve({ app: createServer({ entries, store: new InMemorySessionStore() }), hostname: "127.0.0.1" });
-    const listed = await databaseProcesses(postgres.connectionString);
-    expect(listed.length).toBeGreaterThan(1);
-    const allStopped = () => processes.every((pid) => procStat(pid)?.state === "T");
-
     let healthzMs = Number.NaN;
-    // A process that exits between the listing and its SIGSTOP (an autovacuum worker finishing) is not part of the stall.
-    const processes = listed.filter((pid) => signal(pid, "SIGSTOP"));
-    // A watchdog of its own process resumes the database after 30 s even if this event loop is blocked
-    // (a synchronous commit waiting on it): the test then fails on allStopped() instead of hanging.
-    const watchdog = spawn("sh", ["-c", `sleep 30; kill -CONT ${processes.join(" ")}`], { stdio: "ignore" });
+    const { allStopped, resume } = await stopDatabase();
     try {
       // Sync writer methods while the database is stopped: queued, and committed from the next turn.
       let previous = "n0";
@@ -123,8 +141,7 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       expect(allStopped()).toBe(true);
       expect(failures).toEqual([]);
     } finally {
-      for (const pid of processes) signal(pid, "SIGCONT");
-      watchdog.kill();
+      resume();
     }
     process.stdout.write(`stalled-postgres: /healthz answered in ${healthzMs.toFixed(2)} ms with the database stopped\n`);
 
@@ -138,5 +155,51 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     expect(new Set(seqs).size).toBe(21);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(store.head("s1")).toBe("n20");
+  });
+
+  it("a resumable run's lease is renewed on the store's pool: with the database stopped through a renewal, /healthz answers; once it resumes the run completes under its lease", async () => {
+    const app = await serve({ app: createServer({ entries, store: new InMemorySessionStore() }), hostname: "127.0.0.1" });
+    const runs = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    try {
+      runs.createSession("r");
+      const renewAsync = runs.renewRunAsync!;
+      let renewals = 0;
+      Object.defineProperty(runs, "renewRunAsync", { value: (...args: Parameters<typeof renewAsync>) => (renewals++, renewAsync(...args)) });
+      let release!: () => void;
+      const gate = new Promise<void>((done) => (release = done));
+      let entered!: () => void;
+      const inside = new Promise<void>((done) => (entered = done));
+      class Waiter extends Agent {
+        // Renewed every 2 s; the stall below (2.5 s) takes in at least one renewal and stays well inside the lease.
+        static methodOptions = { wait: { resumable: { leaseMs: 6_000 } } };
+        async wait(): Promise<string> {
+          entered();
+          await gate;
+          return "done";
+        }
+      }
+      const result = new Waiter({ context: Context.forSession(runs, "r") }).wait();
+      await inside;
+      const runId = runs.listRuns().at(-1)!.runId;
+
+      const { allStopped, resume } = await stopDatabase();
+      try {
+        const before = renewals;
+        // A renewal blocking the event loop would hold this timer (and /healthz) until the watchdog resumes the database.
+        await new Promise((done) => setTimeout(done, 2_500));
+        expect(renewals).toBeGreaterThan(before);
+        const health = await fetch(`${app.url}/healthz`);
+        expect(health.status).toBe(200);
+        expect(allStopped()).toBe(true);
+      } finally {
+        resume();
+      }
+      release();
+      expect(await result).toBe("done");
+      expect(runs.getRun(runId)).toMatchObject({ state: "completed", owned: false, leaseEpoch: 1 });
+    } finally {
+      await runs.closeAsync();
+      await app.close();
+    }
   });
 });

@@ -94,6 +94,13 @@ export interface RunLeaseStore {
   /** Extends this store's lease; false when it no longer holds it (or, given `epoch`, when the run's lease epoch is another). */
   renewRun(runId: string, leaseMs: number, epoch?: number): boolean;
   /**
+   * Optional: {@link renewRun} without blocking the event loop, on a store
+   * with an asynchronous path (the Postgres store's `asyncWrites`). A
+   * resumable run renews its lease with it when the store has it.
+   * @default absent: the lease is renewed with {@link renewRun}
+   */
+  readonly renewRunAsync?: (runId: string, leaseMs: number, epoch?: number) => Promise<boolean>;
+  /**
    * Gives the lease up and records the run's new state (and why, as JSON
    * text). Given `epoch`, checked in the same transaction: a run whose
    * lease epoch is another is left as it is, and the call throws a

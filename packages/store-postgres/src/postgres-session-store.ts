@@ -30,7 +30,7 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
-import { commitOnPool, commitWithRetry, encodeCommit } from "./postgres-commit-paths";
+import { commitOnPool, commitWithRetry, encodeCommit, renewOnPool } from "./postgres-commit-paths";
 import { PostgresStoreLink } from "./postgres-store-link";
 import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
 import { resolvePostgresOptions, type PostgresSessionStoreOptions } from "./postgres-store-options";
@@ -114,6 +114,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * ```
    */
   readonly commitAsync?: (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions) => Promise<SessionCommitResult>;
+  /** {@link renewRun} on the asynchronous path (`asyncWrites`), never blocking the event loop; undefined without the option. */
+  readonly renewRunAsync?: (runId: string, leaseMs: number, epoch?: number) => Promise<boolean>;
 
   /**
    * Connects, and creates or checks the schema. Throws a typed error when
@@ -131,6 +133,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     if (poolSize !== undefined) {
       const writes = (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize));
       this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, writes, sessionId, operations, options);
+      this.renewRunAsync = (runId, leaseMs, epoch) => renewOnPool(this.link, writes, runId, leaseMs, epoch);
     }
   }
 
@@ -373,10 +376,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   }
 
   /**
-   * Commits pending writers ({@link flushSync}: with `asyncWrites`, on the
-   * synchronous path, nothing queued dropped), marks this store's running
-   * nodes interrupted, then ends the connections and the worker thread.
-   * Idempotent. A fault of the final commit is thrown after the store is closed.
+   * Commits pending writers ({@link flushSync}), marks this store's running nodes interrupted, then ends the
+   * connections and the worker thread. Idempotent. A fault of the final commit is thrown after the store is closed.
    */
   close(): void {
     if (this.link.closed) return;

@@ -19,6 +19,7 @@ import { RunPausedError, StepValueError } from "./resumable-errors";
 import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
 import { endSpanWith, withActiveSpan } from "../telemetry/tracing";
 import { activeRuns, placeFrame, RunContext, Sequence, type SavedRun } from "./run-context";
+import { keepLease } from "./lease-renewal";
 
 const runInFrame = guard.runInFrame;
 
@@ -212,18 +213,7 @@ function runBody(
   const listening = events?.listening === true ? events : undefined;
   listening?.emit({ type: "node", phase: "start", nodeId: run.runId, role: "code", name: run.name });
   const leaseMs = leaseOf(method);
-  let renewedAt = Date.now();
-  const renewal = setInterval(() => {
-    try {
-      // Refused: another worker holds the run now (this one stalled past the lease), so this one must stop.
-      if (run.renew(leaseMs)) renewedAt = Date.now();
-      else run.leaseLost = true;
-    } catch {
-      // The next renewal tries again; a whole lease without one, and another worker may have taken the run.
-      if (Date.now() - renewedAt >= leaseMs) run.leaseLost = true;
-    }
-  }, Math.max(1, Math.floor(leaseMs / 3)));
-  renewal.unref();
+  const renewal = keepLease(run, leaseMs);
   activeRuns.set(run.runId, run);
   const limits = owner?.scopeLimits;
   let result: unknown;
@@ -267,7 +257,7 @@ function enterRun(original: (...args: unknown[]) => unknown, thisArg: unknown, a
 function endRun(
   run: RunContext,
   sequence: Sequence,
-  renewal: ReturnType<typeof setInterval>,
+  renewal: () => void,
   value: unknown,
   error: unknown,
   failed: boolean,
@@ -275,7 +265,7 @@ function endRun(
   events: RunEvents | undefined,
   isAsync: boolean,
 ): unknown {
-  clearInterval(renewal);
+  renewal();
   activeRuns.delete(run.runId);
   if (run.leaseLost) throw leaseLost(run, error, events);
   if (!failed) {

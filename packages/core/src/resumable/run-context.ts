@@ -187,9 +187,11 @@ export class RunContext {
     });
   }
 
-  /** Renews the lease; false when the store says another worker holds the run now. */
-  renew(leaseMs: number): boolean {
-    return this.store.renewRun(this.runId, leaseMs, this.writeOptions?.fence.epoch);
+  /** Renews the lease (on the store's pool when it has `renewRunAsync`); false when the store says another worker holds the run now. */
+  renew(leaseMs: number): boolean | Promise<boolean> {
+    const epoch = this.writeOptions?.fence.epoch;
+    const store = this.store;
+    return store.renewRunAsync !== undefined ? store.renewRunAsync(this.runId, leaseMs, epoch) : store.renewRun(this.runId, leaseMs, epoch);
   }
 
   /** Gives the lease up with the run's new state; throws {@link LeaseLostError} (and marks the lease lost) when another worker holds the run now. */

@@ -30,7 +30,8 @@ function loadAnotherWorker(): Core {
 /** The resumable agent both workers run: one source, so one code version; `work` is what the "work" step does in that worker. */
 function jobClass(rein: Core, work: (text: string) => Promise<string>) {
   return class Job extends rein.Agent {
-    static methodOptions = { process: { resumable: { leaseMs: 150 } } };
+    // Long enough that a loaded machine renews it in time; A loses it only by stalling on purpose.
+    static methodOptions = { process: { resumable: { leaseMs: 2_000 } } };
     async process(input: string): Promise<string> {
       const fetched = await rein.step("fetch", async (url: string) => `fetched ${url}`, input);
       const worked = await rein.step("work", work, fetched);
