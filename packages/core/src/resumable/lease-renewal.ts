@@ -1,15 +1,13 @@
 import type { RunContext } from "./run-context";
 
 /**
- * Keeps a resumable run's lease while the run runs: renews it every third
- * of `leaseMs`. On a store with `renewRunAsync` (the Postgres store's
- * `asyncWrites`) each renewal is awaited on the store's pool, one at a
- * time, so a stalled database never holds the event loop; elsewhere it is
- * the store's synchronous `renewRun`. A renewal the store refuses (another
- * worker holds the run now) marks the lease lost at once; renewals that
- * fail or stay unanswered for a whole lease mark it lost too, since another
- * worker may have taken the run meanwhile. Returns the function that stops
- * it (a renewal answered after that changes nothing).
+ * Keeps a resumable run's lease while it runs, renewing it every third of
+ * `leaseMs`: on the store's pool when it has `renewRunAsync` (one renewal in
+ * flight at a time, so a stalled database never holds the event loop), else
+ * with `renewRun`. A refused renewal (another worker holds the run now)
+ * marks the lease lost at once; renewals failing or unanswered for a whole
+ * lease mark it lost too. Returns the function that stops it (a renewal
+ * answered after that changes nothing).
  * @internal
  */
 export function keepLease(run: RunContext, leaseMs: number): () => void {

@@ -212,8 +212,7 @@ function runBody(
   scope.cursor = sequence.cursor as SessionCursor;
   const listening = events?.listening === true ? events : undefined;
   listening?.emit({ type: "node", phase: "start", nodeId: run.runId, role: "code", name: run.name });
-  const leaseMs = leaseOf(method);
-  const renewal = keepLease(run, leaseMs);
+  const renewal = keepLease(run, leaseOf(method));
   activeRuns.set(run.runId, run);
   const limits = owner?.scopeLimits;
   let result: unknown;
