@@ -15,7 +15,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-
 import { Pipeline } from "./__fixtures__/cluster-jobs";
 import { runMain } from "./__fixtures__/run-main";
 import { ExitCode } from "./exit-codes";
-import { isPostgresUrl } from "./postgres-store";
+import { isPostgresUrl, openPostgresStore } from "./postgres-store";
 
 jest.setTimeout(180_000);
 
@@ -41,6 +41,18 @@ test("a postgres:// or postgresql:// URL is a Postgres store; a path is a file",
   expect(isPostgresUrl("postgresql://rein@db/rein")).toBe(true);
   expect(isPostgresUrl(".rein/sessions.db")).toBe(false);
   expect(isPostgresUrl("/tmp/postgres://x")).toBe(false);
+});
+
+test("the store rein serve and rein worker open (asyncWrites) commits and renews leases on a pool; the short-lived commands' does not", async () => {
+  const served = openPostgresStore(database!.connectionString, { asyncWrites: true });
+  const plain = openPostgresStore(database!.connectionString);
+  try {
+    expect([typeof served.commitAsync, typeof (served as { renewRunAsync?: unknown }).renewRunAsync]).toEqual(["function", "function"]);
+    expect([typeof plain.commitAsync, typeof (plain as { renewRunAsync?: unknown }).renewRunAsync]).toEqual(["undefined", "undefined"]);
+  } finally {
+    plain.close();
+    await (served as unknown as PostgresSessionStore).closeAsync();
+  }
 });
 
 test("rein run --store postgres://… records the run in the database; rein sessions ls/show/export read it back", async () => {

@@ -12,16 +12,20 @@ export function isPostgresUrl(location: string): boolean {
  * postgres://…`): `@rein/store-postgres` is loaded only then, and a missing
  * install is a usage error saying what to install. `shutdownFlush`: the
  * store's own SIGINT/SIGTERM handler marks running nodes interrupted (`rein
- * run`'s child); a server or worker settles the store itself.
+ * run`'s child); a server or worker settles the store itself. `asyncWrites`:
+ * commits and lease renewals on a pool, never blocking the event loop
+ * (`rein serve` and `rein worker`, long-lived processes that answer others).
  */
-export function openPostgresStore(url: string, shutdownFlush = false): SessionStoreLike & { close(): void } {
-  let module: { PostgresSessionStore: new (options: { connectionString: string; shutdownFlush?: boolean }) => SessionStoreLike & { close(): void } };
+export function openPostgresStore(url: string, options: { shutdownFlush?: boolean; asyncWrites?: boolean } = {}): SessionStoreLike & { close(): void } {
+  let module: {
+    PostgresSessionStore: new (options: { connectionString: string; shutdownFlush?: boolean; asyncWrites?: boolean }) => SessionStoreLike & { close(): void };
+  };
   try {
     module = require("@rein/store-postgres") as typeof module;
   } catch {
     throw new CliUsageError("a postgres:// store needs @rein/store-postgres: install it beside @rein/cli (npm i @rein/store-postgres)");
   }
-  return new module.PostgresSessionStore({ connectionString: url, shutdownFlush });
+  return new module.PostgresSessionStore({ connectionString: url, shutdownFlush: options.shutdownFlush ?? false, asyncWrites: options.asyncWrites ?? false });
 }
 
 /**

@@ -105,7 +105,7 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
   };
 
   // A postgres:// store records into that database (its own shutdown handler, as the file store's).
-  const store = isPostgresUrl(spec.store) ? openPostgresStore(spec.store, true) : new SessionStore({ path: spec.store });
+  const store = isPostgresUrl(spec.store) ? openPostgresStore(spec.store, { shutdownFlush: true }) : new SessionStore({ path: spec.store });
   process.on("SIGINT", () => {
     // The store's own shutdown handler (installed first) has flushed and marked running nodes interrupted.
     finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "interrupted by SIGINT" } }, 130);

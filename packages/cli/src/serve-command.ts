@@ -151,7 +151,8 @@ export async function serveCommand(io: CliIo, module: string, options: ServeComm
 function openServedStore(io: CliIo, options: ServeCommandOptions): { store: SessionStoreLike & { close(): void }; storePath: string; queue?: PgBossQueue; keys: () => ApiKeyStore } {
   const location = options.store ?? DEFAULT_STORE_PATH;
   if (isPostgresUrl(location)) {
-    const store = openPostgresStore(location);
+    // Commits and lease renewals on a pool: a slow or stalled database never holds /healthz or other requests.
+    const store = openPostgresStore(location, { asyncWrites: true });
     const queue = new PgBossQueue({ connectionString: location, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
     // The URL is not printed: it holds the password. Keys (with their spend caps and spend) live in the same database.
     return { store, storePath: "a Postgres database", queue, keys: () => openPostgresKeys(location) };

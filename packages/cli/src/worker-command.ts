@@ -45,7 +45,8 @@ export async function workerCommand(io: CliIo, module: string, options: WorkerCo
   if (isTypeScript(modulePath) && extname(__filename) !== ".ts") require(tsxHook(modulePath));
   const entries = entriesOf(await loadModule(modulePath), module) as Entries;
   checkEntryProviders(entries);
-  const store = openPostgresStore(url);
+  // Commits and lease renewals on a pool: a slow or stalled database never holds the worker's event loop.
+  const store = openPostgresStore(url, { asyncWrites: true });
   const queue = new PgBossQueue({ connectionString: url, ...(options.queueSchema === undefined ? {} : { schema: options.queueSchema }) });
   // The servers' API keys, in the same database: a capped key's run is held to its caps here too.
   const keys = openPostgresKeys(url);

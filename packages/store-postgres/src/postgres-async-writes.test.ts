@@ -5,6 +5,12 @@
  * append (the first version stays), a lease moved to another epoch refuses
  * the fenced writes — and `flushAsync()` / `closeAsync()` wait for them.
  */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "pg";
+import { compileScript } from "../../core/src/__fixtures__/compiled-script";
 import { LeaseLostError, SessionNodeWriter } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
@@ -122,4 +128,37 @@ describe("PostgresSessionStore asyncWrites", () => {
       reader.close();
     }
   });
+
+  it("pool connections the database drops (a restart, a proxy's idle timeout) do not crash the process; the next commit connects again", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "rein-dropped-pool-"));
+    const admin = new Client({ connectionString: server!.connectionString });
+    await admin.connect();
+    try {
+      const compiled = compileScript(join(__dirname, "__fixtures__", "dropped-pool-child.ts"), scratch);
+      const child = spawn(process.execPath, [...compiled.nodeArgs, `${server!.connectionString}?application_name=rein-dropped-pool`, freshSchemaName()], {
+        cwd: join(__dirname, "..", "..", ".."),
+        env: { ...process.env, ...compiled.env },
+      });
+      let output = "";
+      let errors = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString()));
+      const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+      for (let tries = 0; !output.includes("ready"); tries++) {
+        expect([tries, errors]).toEqual([expect.any(Number), ""]);
+        expect(tries).toBeLessThan(1_200);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      // The pool's connection is idle now; the database ends it (and the worker's, which the store makes again on its next call).
+      const ended = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'rein-dropped-pool'");
+      expect(ended.rowCount).toBeGreaterThan(0);
+      child.stdin.write("go\n");
+      expect(await exited).toBe(0);
+      expect(errors).toBe("");
+      expect(output.trim().split("\n").pop()).toBe(JSON.stringify(["a", "b"]));
+    } finally {
+      await admin.end();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

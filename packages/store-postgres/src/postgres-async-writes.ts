@@ -37,6 +37,10 @@ export class PostgresAsyncWrites {
       return socket;
     };
     const pool = new Pool({ ...options.config, max, stream });
+    // A connection that drops while checked out between two queries (abandon() below, a database restart) must not
+    // crash the process with an unhandled 'error': the transaction's next query fails, and says so. (The pool's own
+    // 'error', for idle connections, is handled by the worker's database part.)
+    pool.on("connect", (client) => client.on("error", () => undefined));
     this.pool = pool;
     const data: PostgresPoolData = { ...postgresWorkerOptions(options, owner), pgPath: require.resolve("pg"), pool };
     this.worker = postgresWorker(require, data, postgresWorkerParts)!;
