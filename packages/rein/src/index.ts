@@ -234,6 +234,7 @@ export type {
   SessionNodeRole,
   SessionNodeStatus,
   SessionStoreLike,
+  SessionStoreAsyncReads,
   SessionInfo,
   SessionCreateOptions,
   SessionBranch,

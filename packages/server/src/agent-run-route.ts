@@ -113,7 +113,7 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
           approveToolCall: watched.approver,
           ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }),
         });
-        const base = { runId, ...usageOf(), sessionId, ...headOf(store, storedId), budget, ...issuer };
+        const base = { runId, ...usageOf(), sessionId, ...(await headOf(store, storedId)), budget, ...issuer };
         if (value === CANCELLED) return { response: { ...base, result: null, status: "cancelled" } };
         return { response: { ...base, result: value ?? null, status: "completed" } };
       } catch (error) {
@@ -127,7 +127,7 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
           status: "error",
           ...usageOf(),
           sessionId,
-          ...headOf(store, storedId),
+          ...(await headOf(store, storedId)),
           budget,
           ...issuer,
           error: { type, name: err.name, message: type === "store_unavailable" ? STORE_UNAVAILABLE : err.message },

@@ -1,4 +1,4 @@
-import { Context, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type SpendReserver, type ToolApprover, type TurnContinuation } from "rein";
+import { Context, SessionNodeWriter, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type SpendReserver, type ToolApprover, type TurnContinuation } from "rein";
 import { instantiate, type Entry } from "./entries";
 
 /** @internal What {@link callEntry} needs to call one entry once. */
@@ -57,9 +57,23 @@ export async function callEntry(options: CallEntryOptions): Promise<unknown> {
       () => withReachBudget(budget, () => (method as (...args: unknown[]) => unknown).apply(target, args as unknown[]), { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
       { signal, ...(options.spend === undefined ? {} : { spend: options.spend }) },
     );
-  const context = Context.forSession(options.store, options.storedSessionId);
+  // On a store with asyncReads (Postgres with asyncWrites) the session, its head and the history behind it are
+  // read here, awaited: the call then reads nothing synchronously, and a stalled database never holds the event loop.
+  const writer = await SessionNodeWriter.open(options.store, options.storedSessionId);
+  await writer.readAhead();
+  const context = Context.forSession(writer, options.storedSessionId);
   const aborted = new Promise<typeof CANCELLED>((resolve) => {
     signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
   });
-  return Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
+  let value: unknown;
+  try {
+    value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);
+  } catch (error) {
+    // The run's error is the answer; what it wrote goes in all the same, when the store can take it.
+    await writer.flushAsync().catch(() => undefined);
+    throw error;
+  }
+  // What the run wrote is stored before it is answered (on an asynchronous store the commits were only started).
+  if (value !== CANCELLED) await writer.flushAsync();
+  return value;
 }

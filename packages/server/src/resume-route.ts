@@ -53,7 +53,7 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
         () => withReachBudget(budget, resume, { policy, ...(traceparent === undefined ? {} : { traceparent }) }),
         { signal: controller.signal, ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }) },
       );
-      return c.json(JSON.parse(safeJson({ ...base, result: result ?? null, status: "completed", ...headOf(store, record.sessionId) })) as object);
+      return c.json(JSON.parse(safeJson({ ...base, result: result ?? null, status: "completed", ...(await headOf(store, record.sessionId)) })) as object);
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error));
       if (RunNotResumableError.isInstance(err)) return fail(c, "run_conflict", err.message);
@@ -64,7 +64,7 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
       const message = type === "store_unavailable" ? STORE_UNAVAILABLE : err.message;
       if (SpendCapExceededError.isInstance(err)) c.header("retry-after", String(err.retryAfterSeconds));
       const httpStatus = type === "reach_exceeded" || type === "budget_exhausted" || type === "provider_error" || type === "store_unavailable" ? STATUS_OF[type] : 200;
-      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...headOf(store, record.sessionId), error: { type, name: err.name, message } })) as object, httpStatus);
+      return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...(await headOf(store, record.sessionId)), error: { type, name: err.name, message } })) as object, httpStatus);
     } finally {
       hangUp();
       state.runs.delete(inFlight);

@@ -24,10 +24,10 @@ export function onHangUp(c: HonoContext, controller: AbortController): () => voi
   return () => signal.removeEventListener("abort", cancel);
 }
 
-/** @internal The stored session's head node, when the store can say. */
-export function headOf(store: SessionStoreLike, sessionId: string): { headId?: string } {
+/** @internal The stored session's head node, when the store can say (read on its `asyncReads` when it has them). */
+export async function headOf(store: SessionStoreLike, sessionId: string): Promise<{ headId?: string }> {
   try {
-    const head = store.head(sessionId);
+    const head = store.asyncReads === undefined ? store.head(sessionId) : await store.asyncReads.head(sessionId);
     return head === null ? {} : { headId: head };
   } catch {
     return {};

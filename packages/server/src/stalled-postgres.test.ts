@@ -202,4 +202,51 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       await app.close();
     }
   });
+
+  it("a run recording into the stopped database waits for it without holding the event loop: /healthz answers meanwhile; once it resumes the run completes after the session's previous turn", async () => {
+    const recorded = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    const app = await serve({ app: createServer({ entries, store: recorded }), hostname: "127.0.0.1" });
+    const run = (task: string) =>
+      fetch(`${app.url}/v1/agent/run`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) },
+        body: JSON.stringify({ entry: "research", args: [task], sessionId: "conv" }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { status: string; result: unknown; headId?: string } }));
+    try {
+      const first = await run("task-1");
+      expect(first).toMatchObject({ status: 200, body: { status: "completed", result: "answer about task-1" } });
+
+      const { allStopped, resume } = await stopDatabase();
+      let second: Promise<{ status: number; body: { status: string; result: unknown; headId?: string } }>;
+      let answered = false;
+      try {
+        // The run reads its session, head and history, and commits what it writes: each waits for the database, on the pool.
+        second = run("task-2");
+        void second.then(() => (answered = true));
+        await new Promise((done) => setTimeout(done, 500));
+        const health = await fetch(`${app.url}/healthz`);
+        expect(health.status).toBe(200);
+        expect(allStopped()).toBe(true);
+        expect(answered).toBe(false);
+      } finally {
+        resume();
+      }
+      const { status, body } = await second;
+      expect(status).toBe(200);
+      // The scripted model names the first task its request shows: task-1, from the history read ahead.
+      expect(body).toMatchObject({ status: "completed", result: "answer about task-1" });
+      const storedId = recorded.listSessions().find((session) => session.id.endsWith("conv"))!.id;
+      const calls = recorded.readNodes(storedId).filter((node) => node.caller === null);
+      // The second call follows the first (the head read ahead), and the answer is stored before it was given.
+      expect(calls.map((node) => [node.name, node.metadata["status"]])).toEqual([
+        ["Researcher.research", "completed"],
+        ["Researcher.research", "completed"],
+      ]);
+      expect(calls[1]!.predecessor).toBe(first.body.headId);
+      expect(body.headId).toBe(calls[1]!.id);
+    } finally {
+      await app.close();
+      await recorded.closeAsync();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import type { SessionNode } from "./session-node";
-import type { SessionStoreLike } from "./session-store-like";
+import type { SessionStoreAsyncReads, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
 
 /** The history window is read again past twice its last read size, and never below this many nodes. */
@@ -113,24 +113,38 @@ export class HistoryWindow {
    * a manual writer never commits behind its user's back.
    */
   private read(headId: string, callId: string | null): SessionGraph {
+    const pending = this.pending();
+    const turns = this.turnsOf(callId, pending);
+    const read: SessionNode[][] = [];
+    for (const root of rootsOf(headId, pending)) read.push(this.readAncestry(root, turns));
+    return this.keep(read, turns);
+  }
+
+  /**
+   * {@link read} on the store's `asyncReads`, for every turn, ahead of a
+   * top-level call after `headId` (see `SessionNodeWriter.readAhead`): the
+   * call then finds its history here and reads nothing. Nothing is read when
+   * the window holds `headId` already.
+   */
+  async readAhead(headId: string, reads: SessionStoreAsyncReads): Promise<void> {
+    const live = this.live;
+    if (live !== undefined && live.size <= this.limit && live.has(headId) && this.turns === Infinity) return;
+    const read: SessionNode[][] = [];
+    for (const root of rootsOf(headId, this.pending())) read.push(await reads.readAncestry(this.sessionId, root));
+    this.keep(read, Infinity);
+  }
+
+  /** The writer's pending writes, as a graph. */
+  private pending(): SessionGraph {
     const pending = new SessionGraph();
     this.writer.addPending(pending);
-    const turns = this.turnsOf(callId, pending);
-    const roots = new Set<string>();
-    const seen = new Set<string>();
-    for (const stack = [headId]; stack.length > 0; ) {
-      const id = stack.pop()!;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const node = pending.get(id);
-      if (node === undefined) roots.add(id);
-      else {
-        if (node.caller !== null) stack.push(node.caller);
-        if (node.predecessor !== null) stack.push(node.predecessor);
-      }
-    }
+    return pending;
+  }
+
+  /** Makes the window of what was read (read for `turns` turns) and the writer's pending writes. */
+  private keep(read: readonly SessionNode[][], turns: number): SessionGraph {
     const graph = new SessionGraph();
-    for (const root of roots) for (const node of this.readAncestry(root, turns)) graph.add(node);
+    for (const nodes of read) for (const node of nodes) graph.add(node);
     this.writer.addPending(graph);
     const last = graph.all().at(-1);
     if (last !== undefined) this.writer.sawSeq(last.seq);
@@ -168,4 +182,22 @@ export function topLevelOf(graph: SessionGraph, nodeId: string): string {
     node = caller;
   }
   return node?.id ?? nodeId;
+}
+
+/** The committed nodes `headId`'s ancestry leads to past the pending ones in `pending` (headId itself when committed). */
+function rootsOf(headId: string, pending: SessionGraph): Set<string> {
+  const roots = new Set<string>();
+  const seen = new Set<string>();
+  for (const stack = [headId]; stack.length > 0; ) {
+    const id = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const node = pending.get(id);
+    if (node === undefined) roots.add(id);
+    else {
+      if (node.caller !== null) stack.push(node.caller);
+      if (node.predecessor !== null) stack.push(node.predecessor);
+    }
+  }
+  return roots;
 }

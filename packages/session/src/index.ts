@@ -15,6 +15,7 @@
 export type { SessionNode, SessionNodeRole, SessionNodeStatus } from "./session-node";
 export type {
   SessionStoreLike,
+  SessionStoreAsyncReads,
   SessionInfo,
   SessionCreateOptions,
   SessionBranch,

@@ -1,7 +1,7 @@
 import type { SessionNode } from "./session-node";
 import type { SessionNodeUpdate, SessionStoreLike } from "./session-store-like";
 import { SessionGraph } from "./session-graph";
-import { SessionNodeNotFoundError } from "./session-errors";
+import { SessionExistsError, SessionNodeNotFoundError, SessionNotFoundError } from "./session-errors";
 import { pendingEntry, registerSharedWriter, sharedWriter } from "./writer-registry";
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
 import { applyUpdate, mergeUpdate } from "./node-update";
@@ -20,6 +20,18 @@ import { WriterCommits } from "./writer-commits";
 // Named here as before the split, for those who import them from this module.
 export type { SessionNodeInput } from "./session-node-input";
 export type { SessionAppendOptions, SessionUpdateOptions, SessionFlushOptions } from "./session-node-writer-options";
+
+/** The last `seq` `SessionNodeWriter.open` read, handed to the constructor it calls (synchronously, so never another's). */
+let openedLastSeq: number | undefined;
+
+/** Creates a session, unless another writer or process created it first. */
+function createUnlessTaken(create: () => unknown): void {
+  try {
+    create();
+  } catch (error) {
+    if (!SessionExistsError.isInstance(error)) throw error;
+  }
+}
 
 /**
  * Writes the nodes of one session into a store. Appends and updates are
@@ -81,8 +93,61 @@ export class SessionNodeWriter {
     }
     this.store = store;
     this.sessionId = sessionId;
-    this.commits = new WriterCommits(store, sessionId, options.batching ?? "tick", options.onCommitError, pendingEntry(store, this));
+    this.commits = new WriterCommits(store, sessionId, options.batching ?? "tick", options.onCommitError, pendingEntry(store, this), openedLastSeq);
     if (shared) registerSharedWriter(store, sessionId, this);
+  }
+
+  /**
+   * The writer of `sessionId`, the session created when missing, as a
+   * server opens one per run: on a store with `asyncReads` (the Postgres
+   * store's `asyncWrites`) the session is read and created there, never
+   * blocking the event loop; elsewhere synchronously. Returns the session's
+   * writer in use when there is one, as `new` does.
+   * @example
+   * ```ts
+   * const writer = await SessionNodeWriter.open(store, "s1");
+   * await writer.readAhead();
+   * const context = Context.forSession(writer, "s1");
+   * ```
+   */
+  static async open(store: SessionStoreLike, sessionId: string, options: SessionNodeWriterOptions = {}): Promise<SessionNodeWriter> {
+    checkWriterArguments(store, sessionId, options);
+    // The session's writer in use: its session exists (deleting a session lets go of its writer).
+    if ((options.shared ?? true) && sharedWriter(store, sessionId) !== undefined) return new SessionNodeWriter(store, sessionId, options);
+    const reads = store.asyncReads;
+    if (reads === undefined) {
+      if (!store.hasSession(sessionId)) createUnlessTaken(() => store.createSession(sessionId));
+      return new SessionNodeWriter(store, sessionId, options);
+    }
+    let lastSeq: number;
+    try {
+      lastSeq = (await reads.getSession(sessionId)).lastSeq;
+    } catch (error) {
+      if (!SessionNotFoundError.isInstance(error)) throw error;
+      // Another process may create it meanwhile: then it is read.
+      lastSeq = (await reads.createSession(sessionId).catch((again: unknown) => (SessionExistsError.isInstance(again) ? reads.getSession(sessionId) : Promise.reject(again)))).lastSeq;
+    }
+    openedLastSeq = lastSeq;
+    try {
+      return new SessionNodeWriter(store, sessionId, options);
+    } finally {
+      openedLastSeq = undefined;
+    }
+  }
+
+  /**
+   * Reads what the next top-level call needs before it starts, on a store
+   * with `asyncReads`: the session head, and the history behind it into the
+   * writer's history window, without blocking the event loop; the call then
+   * reads neither (the head read here is used once). A no-op on other stores.
+   */
+  async readAhead(): Promise<void> {
+    const reads = this.store.asyncReads;
+    if (reads === undefined) return;
+    const commits = this.commits;
+    const head = commits.pendingHead ?? (await reads.head(this.sessionId));
+    if (commits.pendingHead === undefined) commits.readHead = head;
+    if (head !== null) await commits.window.readAhead(head, reads);
   }
 
   /** How many operations wait for a commit (queued, or kept after a failed commit). */
@@ -96,7 +161,12 @@ export class SessionNodeWriter {
    * head (which another writer or process may have moved).
    */
   get head(): string | null {
-    return this.commits.pendingHead ?? this.store.head(this.sessionId);
+    const commits = this.commits;
+    if (commits.pendingHead !== undefined) return commits.pendingHead;
+    const read = commits.readHead;
+    if (read === undefined) return this.store.head(this.sessionId);
+    commits.readHead = undefined;
+    return read;
   }
 
   /**

@@ -151,6 +151,13 @@ export interface SessionCommitResult {
 export interface SessionStoreLike {
   /** The database file, `":memory:"`, or `"in-memory store"`; used in error messages. */
   readonly location: string;
+  /**
+   * Optional: the reads a run needs before it starts, without blocking the
+   * event loop, on a store with an asynchronous path (the Postgres store's
+   * `asyncWrites`). `SessionNodeWriter.open` and `readAhead` use them.
+   * @default absent: those reads are the synchronous methods
+   */
+  readonly asyncReads?: SessionStoreAsyncReads;
   /** Creates an empty session. Throws {@link SessionExistsError} when the id is taken. */
   createSession(id: string, options?: SessionCreateOptions): SessionInfo;
   /** Throws {@link SessionNotFoundError} when the id is unknown. */
@@ -222,4 +229,25 @@ export interface SessionStoreLike {
   interruptRunning(): number;
   /** Flushes pending writers and releases the store. */
   close(): void;
+}
+
+/**
+ * The reads of {@link SessionStoreLike} a store with an asynchronous path
+ * also offers awaited, never blocking the event loop: what a run needs
+ * before it starts (the session, created when missing; its head; the
+ * history behind it). Same results and errors as the synchronous methods.
+ * @example
+ * ```ts
+ * const head = await store.asyncReads?.head("s1");
+ * ```
+ */
+export interface SessionStoreAsyncReads {
+  /** {@link SessionStoreLike.getSession}, awaited. */
+  getSession(id: string): Promise<SessionInfo>;
+  /** {@link SessionStoreLike.createSession}, awaited. */
+  createSession(id: string, options?: SessionCreateOptions): Promise<SessionInfo>;
+  /** {@link SessionStoreLike.head}, awaited. */
+  head(sessionId: string): Promise<string | null>;
+  /** {@link SessionStoreLike.readAncestry}, awaited. */
+  readAncestry(sessionId: string, nodeId: string, options?: ReadAncestryOptions): Promise<SessionNode[]>;
 }

@@ -41,6 +41,8 @@ export class WriterCommits implements WindowWriter {
   sending: Map<string, QueuedOperation> | undefined;
   /** The last top-level node appended and not yet committed. */
   pendingHead: string | undefined;
+  /** The store's head as `readAhead` found it, for the next top-level call (taken once); undefined when none is read. */
+  readHead: string | null | undefined;
   /** The `seq` the next append proposes. */
   nextSeq: number;
   /** The run leases commits were refused for. */
@@ -56,6 +58,7 @@ export class WriterCommits implements WindowWriter {
   /**
    * Reads the session's last `seq` (throws `SessionNotFoundError` when it does not exist).
    * @param pendingWriters the writer's entry among the store's writers with a pending batch.
+   * @param lastSeq the session's last `seq` when already read (`SessionNodeWriter.open`).
    */
   constructor(
     readonly store: SessionStoreLike,
@@ -63,8 +66,9 @@ export class WriterCommits implements WindowWriter {
     readonly batching: SessionWriteBatching,
     public onCommitError: ((failure: SessionCommitFailure) => void) | undefined,
     private readonly pendingWriters: PendingEntry,
+    lastSeq?: number,
   ) {
-    this.nextSeq = store.getSession(sessionId).lastSeq + 1;
+    this.nextSeq = (lastSeq ?? store.getSession(sessionId).lastSeq) + 1;
     this.window = new HistoryWindow(store, sessionId, this);
   }
 
@@ -349,6 +353,8 @@ export class WriterCommits implements WindowWriter {
    * proposal follows the highest.
    */
   private committed(operations: readonly QueuedOperation[], result: SessionCommitResult): void {
+    // A head read ahead of this commit is older than what it stored.
+    this.readHead = undefined;
     // Every node stored as proposed (the in-memory store says so by its result's class), or a store
     // written for the earlier interface, which returns nothing: the proposed seqs stand.
     if (result === undefined || result instanceof ProposedSeqs) return;

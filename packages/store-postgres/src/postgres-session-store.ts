@@ -10,6 +10,7 @@ import {
   type SessionInfo,
   type SessionNode,
   type SessionStoreLike,
+  type SessionStoreAsyncReads,
   type SessionWriteOperation,
   type RunLeaseStore,
   type ConsumeOnceStore,
@@ -22,7 +23,6 @@ import {
   flushPendingWriters,
   flushPendingWritersAsync,
   flushPendingWritersSync,
-  readAncestryOptionsSchema,
   releaseSharedWriter,
   releaseSharedWriters,
   renderSessionGraph,
@@ -30,17 +30,11 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
+import { checkTurns, postgresAsyncReads } from "./postgres-async-reads";
 import { commitOnPool, commitWithRetry, encodeCommit, renewOnPool } from "./postgres-commit-paths";
 import { PostgresStoreLink } from "./postgres-store-link";
 import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
 import { resolvePostgresOptions, type PostgresSessionStoreOptions } from "./postgres-store-options";
-
-/** `turns` of readAncestry, checked as core's stores check it: null for no bound. */
-function checkTurns(options: ReadAncestryOptions): number | null {
-  const turns = readAncestryOptionsSchema.parse(options).turns;
-  if (turns === undefined || turns === Infinity) return null;
-  return Math.min(turns, 2_147_483_647);
-}
 
 /**
  * The session store for many processes and machines: sessions and nodes in
@@ -114,6 +108,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * ```
    */
   readonly commitAsync?: (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions) => Promise<SessionCommitResult>;
+  /** The session reads a run needs before it starts, on the asynchronous path (`asyncWrites`); undefined without the option. */
+  readonly asyncReads?: SessionStoreAsyncReads;
   /** {@link renewRun} on the asynchronous path (`asyncWrites`), never blocking the event loop; undefined without the option. */
   readonly renewRunAsync?: (runId: string, leaseMs: number, epoch?: number) => Promise<boolean>;
 
@@ -134,6 +130,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
       const writes = (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize));
       this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, writes, sessionId, operations, options);
       this.renewRunAsync = (runId, leaseMs, epoch) => renewOnPool(this.link, writes, runId, leaseMs, epoch);
+      this.asyncReads = postgresAsyncReads(this.link, writes);
     }
   }
 

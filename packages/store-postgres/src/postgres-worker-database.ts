@@ -223,6 +223,20 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     }
   }
 
+  /** One statement on a client of the pool, released (ended when its connection failed) before this returns. */
+  async function pooledQuery(from: import("pg").Pool, text: string, values: readonly unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
+    const c = (await from.connect()) as unknown as Client & { release(error?: Error | boolean): void };
+    let unusable = false;
+    try {
+      return await query(c, text, values);
+    } catch (error) {
+      unusable = connectionLost(error);
+      throw error;
+    } finally {
+      c.release(unusable ? true : undefined);
+    }
+  }
+
   return {
     fault: (kind, message, faultData) => new Fault(kind, message, faultData),
     sessionNotFound: (sessionId) => new Fault("session-not-found", "no session", { sessionId }),
@@ -230,7 +244,9 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     connection,
     isCurrent: (c) => client === c,
     query,
-    run: async (text, values = []) => query(await connection(), text, values),
+    // Pooled (the asynchronous path): a client of the pool per statement, never the store's own connection, which
+    // holds the liveness lock the synchronous path already holds (taking it again would wait out lock_timeout).
+    run: async (text, values = []) => (pool === undefined ? query(await connection(), text, values) : pooledQuery(pool, text, values)),
     transaction,
     async close(): Promise<void> {
       closed = true;

@@ -7,6 +7,7 @@
 export type { SessionNode, SessionNodeRole, SessionNodeStatus } from "@rein/session";
 export type {
   SessionStoreLike,
+  SessionStoreAsyncReads,
   SessionInfo,
   SessionCreateOptions,
   SessionBranch,

@@ -126,7 +126,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         usage.outputTokens += event.usage.outputTokens;
       }
     };
-    const base = () => ({ ...(observed ? { usage: { ...usage } } : {}), ...headOf(store, job.storedSessionId) });
+    const base = async () => ({ ...(observed ? { usage: { ...usage } } : {}), ...(await headOf(store, job.storedSessionId)) });
     const budget: ReachBudget = budgetFromJob(job.budget);
     try {
       // A capped key's run: the slot the server took when it queued the run, and the key's caps as they are now.
@@ -137,7 +137,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       const spend = key.run?.spend === undefined ? {} : { spend: key.run.spend };
       // A cancel sent before this worker took the job (or while it was not listening) is recorded.
       if (channel !== undefined && (await channel.controlsOf(job.runId)).some((request) => request.action === "cancel")) {
-        return { status: "cancelled", result: null, ...base() };
+        return { status: "cancelled", result: null, ...(await base()) };
       }
       const traceparent = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
       // A retry of a run whose earlier attempt died: its resumable run continues, finished steps not run again.
@@ -150,10 +150,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       const value = await (resumed === undefined
         ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
         : Promise.race([resumed, aborted]));
-      if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
-      return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...base() };
+      if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...(await base()) };
+      return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...(await base()) };
     } catch (error) {
-      if (controller.signal.aborted) return { status: "cancelled", result: null, ...base() };
+      if (controller.signal.aborted) return { status: "cancelled", result: null, ...(await base()) };
       const err = error instanceof Error ? error : new Error(String(error));
       const type = errorTypeOf(err);
       if (type === "store_unavailable" || (RunNotResumableError.isInstance(err) && /running in another worker/.test(err.message))) {
@@ -163,7 +163,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         // never the store's own message (it names the database host).
         throw new Error(type === "store_unavailable" ? "the session store was unavailable for this attempt" : err.message);
       }
-      return { status: "error", result: null, error: { type, name: err.name, message: err.message }, ...base() };
+      return { status: "error", result: null, error: { type, name: err.name, message: err.message }, ...(await base()) };
     }
   };
   await queue.work(options.concurrency ?? 1, execute);
