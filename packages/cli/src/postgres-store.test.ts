@@ -47,8 +47,8 @@ test("the store rein serve and rein worker open (asyncWrites) commits and renews
   const served = openPostgresStore(database!.connectionString, { asyncWrites: true });
   const plain = openPostgresStore(database!.connectionString);
   try {
-    expect([typeof served.commitAsync, typeof (served as { renewRunAsync?: unknown }).renewRunAsync]).toEqual(["function", "function"]);
-    expect([typeof plain.commitAsync, typeof (plain as { renewRunAsync?: unknown }).renewRunAsync]).toEqual(["undefined", "undefined"]);
+    expect([typeof served.commitAsync, typeof (served as { asyncLeases?: unknown }).asyncLeases]).toEqual(["function", "object"]);
+    expect([typeof plain.commitAsync, typeof (plain as { asyncLeases?: unknown }).asyncLeases]).toEqual(["undefined", "undefined"]);
   } finally {
     plain.close();
     await (served as unknown as PostgresSessionStore).closeAsync();

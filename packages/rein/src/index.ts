@@ -144,6 +144,7 @@ export type {
   HoldTimes,
   SpendStep,
   RunLeaseStore,
+  RunLeaseAsyncCalls,
   LeaseFence,
   ConsumeOnceStore,
   RunRecord,

@@ -162,9 +162,10 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     const runs = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
     try {
       runs.createSession("r");
-      const renewAsync = runs.renewRunAsync!;
+      const leases = runs.asyncLeases!;
+      const renewAsync = leases.renewRun.bind(leases);
       let renewals = 0;
-      Object.defineProperty(runs, "renewRunAsync", { value: (...args: Parameters<typeof renewAsync>) => (renewals++, renewAsync(...args)) });
+      Object.defineProperty(leases, "renewRun", { value: (...args: Parameters<typeof renewAsync>) => (renewals++, renewAsync(...args)) });
       let release!: () => void;
       const gate = new Promise<void>((done) => (release = done));
       let entered!: () => void;
@@ -247,6 +248,66 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     } finally {
       await app.close();
       await recorded.closeAsync();
+    }
+  });
+
+  it("an async resumable run registers and releases its lease on the pool: while another transaction holds what they write, /healthz answers and the run waits", async () => {
+    const app = await serve({ app: createServer({ entries, store: new InMemorySessionStore() }), hostname: "127.0.0.1" });
+    const schema = freshSchemaName();
+    const runs = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema, asyncWrites: { poolSize: 2 }, shutdownFlush: false });
+    const holder = new Client({ connectionString: postgres!.connectionString });
+    await holder.connect();
+    // Holds the runs table (the registration writes it; the node commit does not) for a while, then lets go.
+    const holdRunsTable = async () => {
+      await holder.query("BEGIN");
+      await holder.query(`LOCK TABLE "${schema}".runs IN EXCLUSIVE MODE`);
+    };
+    const healthWhileHeld = async () => {
+      // A lease call blocking the event loop would hold this timer and /healthz until the lock goes (lock_timeout 5 s).
+      await new Promise((done) => setTimeout(done, 300));
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+      // ... and the lease call is still waiting for the lock (a blocked loop would have seen it time out first).
+      const waiting = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+      expect(waiting.rows[0].n).toBeGreaterThan(0);
+    };
+    try {
+      runs.createSession("r");
+      let open!: () => void;
+      const gate = new Promise<void>((done) => (open = done));
+      let inBody = false;
+      class Quick extends Agent {
+        static methodOptions = { work: { resumable: true } };
+        async work(input: string): Promise<string> {
+          inBody = true;
+          await gate;
+          return `worked on ${input}`;
+        }
+      }
+      const agent = new Quick({ context: Context.forSession(runs, "r") });
+      await holdRunsTable();
+      const result = agent.work("x");
+      await healthWhileHeld();
+      // The run's node is stored; its registration waits for the lock, so the body has not begun.
+      expect(inBody).toBe(false);
+      await holder.query("ROLLBACK");
+      while (!inBody) await new Promise((done) => setTimeout(done, 10));
+
+      // Now the run's row, shared: the closing save (which reads it FOR SHARE) goes in; the release (an UPDATE) waits.
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${schema}".runs WHERE run_id = $1 FOR SHARE`, [runs.listRuns()[0]!.runId]);
+      let settled = false;
+      void result.then(() => (settled = true));
+      open();
+      await healthWhileHeld();
+      // The body returned and its end is saved; the release waits for the lock.
+      expect(settled).toBe(false);
+      await holder.query("ROLLBACK");
+      expect(await result).toBe("worked on x");
+      expect(runs.listRuns()).toEqual([expect.objectContaining({ name: "Quick.work", state: "completed", owned: false, leaseEpoch: 1 })]);
+    } finally {
+      await holder.end();
+      await runs.closeAsync();
+      await app.close();
     }
   });
 });

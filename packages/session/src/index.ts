@@ -29,7 +29,7 @@ export type {
 export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
 export { isRunLeaseStore } from "./run-leases";
-export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "./run-leases";
+export type { RunLeaseStore, RunLeaseAsyncCalls, RunRecord, RunState, LeaseFence } from "./run-leases";
 export { isConsumeOnceStore } from "./consume-once";
 export type { ConsumeOnceStore } from "./consume-once";
 export type { SessionStoreOptions } from "./session-store-options";

@@ -94,12 +94,13 @@ export interface RunLeaseStore {
   /** Extends this store's lease; false when it no longer holds it (or, given `epoch`, when the run's lease epoch is another). */
   renewRun(runId: string, leaseMs: number, epoch?: number): boolean;
   /**
-   * Optional: {@link renewRun} without blocking the event loop, on a store
-   * with an asynchronous path (the Postgres store's `asyncWrites`). A
-   * resumable run renews its lease with it when the store has it.
-   * @default absent: the lease is renewed with {@link renewRun}
+   * Optional: the lease calls of a running run without blocking the event
+   * loop, on a store with an asynchronous path (the Postgres store's
+   * `asyncWrites`). An async resumable run registers, renews and releases
+   * its lease with them when the store has them.
+   * @default absent: the synchronous methods
    */
-  readonly renewRunAsync?: (runId: string, leaseMs: number, epoch?: number) => Promise<boolean>;
+  readonly asyncLeases?: RunLeaseAsyncCalls;
   /**
    * Gives the lease up and records the run's new state (and why, as JSON
    * text). Given `epoch`, checked in the same transaction: a run whose
@@ -220,3 +221,21 @@ export function commitFences(where: string, options: SessionCommitOptions | unde
 }
 
 const NO_FENCES: readonly LeaseFence[] = Object.freeze([]);
+
+/**
+ * The lease calls of {@link RunLeaseStore} a store with an asynchronous path
+ * also offers awaited, never blocking the event loop: same arguments,
+ * results and errors as the synchronous methods.
+ * @example
+ * ```ts
+ * const renewed = await store.asyncLeases?.renewRun(runId, 30_000, epoch);
+ * ```
+ */
+export interface RunLeaseAsyncCalls {
+  /** {@link RunLeaseStore.registerRun}, awaited. */
+  registerRun(runId: string, sessionId: string, name: string, leaseMs: number): Promise<void>;
+  /** {@link RunLeaseStore.renewRun}, awaited. */
+  renewRun(runId: string, leaseMs: number, epoch?: number): Promise<boolean>;
+  /** {@link RunLeaseStore.releaseRun}, awaited. */
+  releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): Promise<void>;
+}

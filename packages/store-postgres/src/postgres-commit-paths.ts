@@ -1,5 +1,4 @@
 import {
-  checkRunArguments,
   checkSessionId,
   commitFences,
   SessionStoreBusyError,
@@ -109,22 +108,6 @@ export async function commitOnPool(
   const started = Date.now();
   try {
     return { seqs: new Map(await writes.commit(sessionId, commit.operations, commit.fences)) };
-  } catch (error) {
-    throw link.fault(error, Date.now() - started);
-  }
-}
-
-/**
- * `renewRunAsync` of the store: the lease renewal on the asynchronous
- * path's pool, its faults typed as the synchronous path's are.
- * @internal
- */
-export async function renewOnPool(link: PostgresStoreLink, writes: PostgresAsyncWrites, runId: string, leaseMs: number, epoch: number | undefined): Promise<boolean> {
-  checkRunArguments("PostgresSessionStore.renewRunAsync", runId, leaseMs, undefined, epoch);
-  link.assertOpen();
-  const started = Date.now();
-  try {
-    return await writes.renewRun(runId, leaseMs, epoch ?? null);
   } catch (error) {
     throw link.fault(error, Date.now() - started);
   }

@@ -13,6 +13,7 @@ import {
   type SessionStoreAsyncReads,
   type SessionWriteOperation,
   type RunLeaseStore,
+  type RunLeaseAsyncCalls,
   type ConsumeOnceStore,
   type RunRecord,
   type RunState,
@@ -30,8 +31,8 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
-import { checkTurns, postgresAsyncReads } from "./postgres-async-reads";
-import { commitOnPool, commitWithRetry, encodeCommit, renewOnPool } from "./postgres-commit-paths";
+import { checkTurns, postgresAsyncCalls } from "./postgres-async-calls";
+import { commitOnPool, commitWithRetry, encodeCommit } from "./postgres-commit-paths";
 import { PostgresStoreLink } from "./postgres-store-link";
 import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
 import { resolvePostgresOptions, type PostgresSessionStoreOptions } from "./postgres-store-options";
@@ -110,8 +111,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   readonly commitAsync?: (sessionId: string, operations: readonly SessionWriteOperation[], options?: SessionCommitOptions) => Promise<SessionCommitResult>;
   /** The session reads a run needs before it starts, on the asynchronous path (`asyncWrites`); undefined without the option. */
   readonly asyncReads?: SessionStoreAsyncReads;
-  /** {@link renewRun} on the asynchronous path (`asyncWrites`), never blocking the event loop; undefined without the option. */
-  readonly renewRunAsync?: (runId: string, leaseMs: number, epoch?: number) => Promise<boolean>;
+  /** The lease calls of a running run, on the asynchronous path (`asyncWrites`); undefined without the option. */
+  readonly asyncLeases?: RunLeaseAsyncCalls;
 
   /**
    * Connects, and creates or checks the schema. Throws a typed error when
@@ -129,8 +130,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     if (poolSize !== undefined) {
       const writes = (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize));
       this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, writes, sessionId, operations, options);
-      this.renewRunAsync = (runId, leaseMs, epoch) => renewOnPool(this.link, writes, runId, leaseMs, epoch);
-      this.asyncReads = postgresAsyncReads(this.link, writes);
+      ({ asyncReads: this.asyncReads, asyncLeases: this.asyncLeases } = postgresAsyncCalls(this.link, writes));
     }
   }
 

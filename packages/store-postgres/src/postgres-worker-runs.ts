@@ -94,21 +94,15 @@ export function postgresWorkerRuns(db: PostgresWorkerDatabase, data: PostgresWor
     },
     /** Given `epoch`, the run's row is locked and its epoch checked before the release, in one transaction. */
     async releaseRun(runId: string, state: string, reason: string | null, now: number, epoch: number | null = null): Promise<void> {
-      const release = (c: Client): Promise<unknown> =>
-        query(c, `UPDATE ${S}.runs SET state = $2, reason = $3, owner = NULL, lease_until = NULL, updated_at = $4 WHERE run_id = $1 AND owner = $5`, [
-          runId,
-          state,
-          reason,
-          now,
-          data.owner,
-        ]);
+      const text = `UPDATE ${S}.runs SET state = $2, reason = $3, owner = NULL, lease_until = NULL, updated_at = $4 WHERE run_id = $1 AND owner = $5`;
+      const values = [runId, state, reason, now, data.owner];
       if (epoch === null) {
-        await release(await db.connection());
+        await run(text, values);
         return;
       }
       await transaction(async (c) => {
         await checkFences(c, [[runId, epoch]]);
-        await release(c);
+        await query(c, text, values);
       });
     },
     async getRun(runId: string): Promise<Row | undefined> {

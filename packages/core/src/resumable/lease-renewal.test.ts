@@ -1,4 +1,4 @@
-/** `keepLease`: how a resumable run keeps its lease, on a synchronous store and on one with `renewRunAsync`. */
+/** `keepLease`: how a resumable run keeps its lease, on a synchronous store and on one with `asyncLeases`. */
 import { keepLease } from "./lease-renewal";
 import type { RunContext } from "./run-context";
 

@@ -2,7 +2,7 @@ import type { RunContext } from "./run-context";
 
 /**
  * Keeps a resumable run's lease while it runs, renewing it every third of
- * `leaseMs`: on the store's pool when it has `renewRunAsync` (one renewal in
+ * `leaseMs`: on the store's pool when it has `asyncLeases` (one renewal in
  * flight at a time, so a stalled database never holds the event loop), else
  * with `renewRun`. A refused renewal (another worker holds the run now)
  * marks the lease lost at once; renewals failing or unanswered for a whole

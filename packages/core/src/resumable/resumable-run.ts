@@ -96,17 +96,18 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
     } else {
       writer.append({ id: runId, role: "code", name: method.name, input: args, metadata, caller: null, predecessor: topLevelPredecessor(writer, context) });
     }
-    const register = (): unknown => {
-      store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
-      // A registered run's lease has epoch 1: the run's writes are fenced with it.
-      const run = new RunContext(runId, method.name, writer, store, thisArg, undefined, 1);
-      return runBody(method, run, owner, context, parent, thisArg, args);
-    };
-    // The run's node is stored before the run is registered. An async method awaits that (on a store with an
-    // asynchronous path, without blocking the event loop); a synchronous one commits in place.
-    if (method.info.isAsync && writer.store.commitAsync !== undefined) return writer.flushAsync().then(register);
+    // A registered run's lease has epoch 1: the run's writes are fenced with it.
+    const start = (): unknown => runBody(method, new RunContext(runId, method.name, writer, store, thisArg, undefined, 1), owner, context, parent, thisArg, args);
+    // The run's node is stored before the run is registered. An async method awaits both (on a store with an
+    // asynchronous path, without blocking the event loop); a synchronous one commits and registers in place.
+    const leases = store.asyncLeases;
+    if (method.info.isAsync && writer.store.commitAsync !== undefined) {
+      const register = () => (leases !== undefined ? leases.registerRun(runId, writer.sessionId, method.name, leaseOf(method)) : store.registerRun(runId, writer.sessionId, method.name, leaseOf(method)));
+      return writer.flushAsync().then(register).then(start);
+    }
     writer.flush();
-    return register();
+    store.registerRun(runId, writer.sessionId, method.name, leaseOf(method));
+    return start();
   } catch (error) {
     if (method.info.isAsync) return Promise.reject(error);
     throw error;
@@ -321,13 +322,17 @@ function endRun(
  * commits in place.
  */
 function saveThenRelease(run: RunContext, isAsync: boolean, state: RunState, reason: string | null, events: RunEvents | undefined, ended: () => unknown): unknown {
+  const refused = (failure: unknown): never => {
+    throw closingRefused(run, failure, events);
+  };
   const release = (): unknown => {
+    let releasing: Promise<void> | undefined;
     try {
-      run.release(state, reason);
+      releasing = run.release(state, reason, isAsync);
     } catch (failure) {
-      throw closingRefused(run, failure, events);
+      refused(failure);
     }
-    return ended();
+    return releasing === undefined ? ended() : releasing.then(ended, refused);
   };
   let saving: Promise<void> | undefined;
   try {

@@ -187,21 +187,31 @@ export class RunContext {
     });
   }
 
-  /** Renews the lease (on the store's pool when it has `renewRunAsync`); false when the store says another worker holds the run now. */
+  /** Renews the lease (on the store's `asyncLeases` when it has them); false when the store says another worker holds the run now. */
   renew(leaseMs: number): boolean | Promise<boolean> {
     const epoch = this.writeOptions?.fence.epoch;
-    const store = this.store;
-    return store.renewRunAsync !== undefined ? store.renewRunAsync(this.runId, leaseMs, epoch) : store.renewRun(this.runId, leaseMs, epoch);
+    const leases = this.store.asyncLeases;
+    return leases !== undefined ? leases.renewRun(this.runId, leaseMs, epoch) : this.store.renewRun(this.runId, leaseMs, epoch);
   }
 
-  /** Gives the lease up with the run's new state; throws {@link LeaseLostError} (and marks the lease lost) when another worker holds the run now. */
-  release(state: RunState, reason: string | null): void {
-    try {
-      this.store.releaseRun(this.runId, state, reason, this.writeOptions?.fence.epoch);
-    } catch (error) {
+  /**
+   * Gives the lease up with the run's new state; throws {@link LeaseLostError} (and marks the lease lost) when
+   * another worker holds the run now. `awaited` (an async run) on a store with `asyncLeases`: on its pool, as a promise.
+   */
+  release(state: RunState, reason: string | null, awaited = false): Promise<void> | undefined {
+    const lost = (error: unknown): never => {
       if (LeaseLostError.isInstance(error) && error.runId === this.runId) this.leaseLost = true;
       throw error;
+    };
+    const epoch = this.writeOptions?.fence.epoch;
+    const leases = this.store.asyncLeases;
+    if (awaited && leases !== undefined) return leases.releaseRun(this.runId, state, reason, epoch).catch(lost);
+    try {
+      this.store.releaseRun(this.runId, state, reason, epoch);
+    } catch (error) {
+      lost(error);
     }
+    return undefined;
   }
 
   /** The error that stops the run and leaves it paused. */

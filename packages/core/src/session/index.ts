@@ -21,7 +21,7 @@ export type {
 export type { ReadAncestryOptions } from "@rein/session";
 export { SessionStore } from "@rein/session";
 export { isRunLeaseStore } from "@rein/session";
-export type { RunLeaseStore, RunRecord, RunState, LeaseFence } from "@rein/session";
+export type { RunLeaseStore, RunLeaseAsyncCalls, RunRecord, RunState, LeaseFence } from "@rein/session";
 export { isConsumeOnceStore } from "@rein/session";
 export type { ConsumeOnceStore } from "@rein/session";
 export type { SessionStoreOptions } from "@rein/session";

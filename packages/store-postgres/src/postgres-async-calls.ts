@@ -1,9 +1,11 @@
 import {
   checkCreateSessionArguments,
+  checkRunArguments,
   checkNodeId,
   checkSessionId,
   readAncestryOptionsSchema,
   type ReadAncestryOptions,
+  type RunLeaseAsyncCalls,
   type SessionStoreAsyncReads,
 } from "@rein/session";
 import type { PostgresAsyncWrites } from "./postgres-async-writes";
@@ -20,14 +22,18 @@ export function checkTurns(options: ReadAncestryOptions): number | null {
   return Math.min(turns, 2_147_483_647);
 }
 
+/** Runs one of the worker's operations on the pool, its faults typed as the synchronous path's are. */
+type OnPool = (operation: string, ...args: unknown[]) => Promise<unknown>;
+
 /**
- * The store's `asyncReads` (option `asyncWrites`): the worker's session
- * reads run on the asynchronous path's pool and are awaited, with the
- * synchronous methods' argument checks, results and typed faults.
+ * The store's calls on the asynchronous path's pool (option `asyncWrites`):
+ * its `asyncReads` and `asyncLeases`, the worker's operations run there and
+ * awaited, with the synchronous methods' argument checks, results and typed
+ * faults.
  * @internal
  */
-export function postgresAsyncReads(link: PostgresStoreLink, writes: PostgresAsyncWrites): SessionStoreAsyncReads {
-  const onPool = async (operation: string, ...args: unknown[]): Promise<unknown> => {
+export function postgresAsyncCalls(link: PostgresStoreLink, writes: PostgresAsyncWrites): { asyncReads: SessionStoreAsyncReads; asyncLeases: RunLeaseAsyncCalls } {
+  const onPool: OnPool = async (operation, ...args) => {
     link.assertOpen();
     const started = Date.now();
     try {
@@ -36,6 +42,29 @@ export function postgresAsyncReads(link: PostgresStoreLink, writes: PostgresAsyn
       throw link.fault(error, Date.now() - started);
     }
   };
+  return { asyncReads: asyncReads(onPool), asyncLeases: asyncLeases(onPool) };
+}
+
+function asyncLeases(onPool: OnPool): RunLeaseAsyncCalls {
+  const where = "PostgresSessionStore.asyncLeases";
+  return {
+    async registerRun(runId, sessionId, name, leaseMs) {
+      checkRunArguments(`${where}.registerRun`, runId, leaseMs);
+      checkSessionId(`${where}.registerRun`, sessionId);
+      await onPool("registerRun", runId, sessionId, name, leaseMs, Date.now());
+    },
+    async renewRun(runId, leaseMs, epoch) {
+      checkRunArguments(`${where}.renewRun`, runId, leaseMs, undefined, epoch);
+      return (await onPool("renewRun", runId, leaseMs, Date.now(), epoch ?? null)) as boolean;
+    },
+    async releaseRun(runId, state, reason, epoch) {
+      checkRunArguments(`${where}.releaseRun`, runId, undefined, [state], epoch);
+      await onPool("releaseRun", runId, state, reason, Date.now(), epoch ?? null);
+    },
+  };
+}
+
+function asyncReads(onPool: OnPool): SessionStoreAsyncReads {
   return {
     async getSession(id) {
       checkSessionId("PostgresSessionStore.asyncReads.getSession", id);
