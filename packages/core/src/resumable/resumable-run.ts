@@ -4,7 +4,7 @@ import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
-import { LeaseLostError, jsonProblem } from "@rein/session";
+import { LeaseLostError, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
@@ -19,7 +19,6 @@ import { RunPausedError, StepValueError } from "./resumable-errors";
 import type { CodeChangePolicy, ResumableOptions } from "./resumable-options";
 import { endSpanWith, withActiveSpan } from "../telemetry/tracing";
 import { activeRuns, placeFrame, RunContext, Sequence, type SavedRun } from "./run-context";
-import { keepLease } from "./lease-renewal";
 
 const runInFrame = guard.runInFrame;
 

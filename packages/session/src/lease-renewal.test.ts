@@ -1,14 +1,13 @@
 /** `keepLease`: how a resumable run keeps its lease, on a synchronous store and on one with `asyncLeases`. */
-import { keepLease } from "./lease-renewal";
-import type { RunContext } from "./run-context";
+import { keepLease, type RenewableLease } from "./lease-renewal";
 
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());
 
 /** A run whose renewals answer with what `renew` gives; records each call. */
-function fakeRun(renew: () => boolean | Promise<boolean>): RunContext & { calls: number } {
+function fakeRun(renew: () => boolean | Promise<boolean>): RenewableLease & { calls: number } {
   const run = { leaseLost: false, calls: 0, renew: () => (run.calls++, renew()) };
-  return run as unknown as RunContext & { calls: number };
+  return run;
 }
 
 test("renews every third of the lease while it runs, and not after it is stopped", () => {

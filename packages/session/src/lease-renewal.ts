@@ -1,4 +1,14 @@
-import type { RunContext } from "./run-context";
+/**
+ * What {@link keepLease} keeps: a run's lease, renewed through the store
+ * (synchronously, or awaited on a store with `asyncLeases`), and the flag
+ * that says it is lost. Core's resumable run is one.
+ */
+export interface RenewableLease {
+  /** Renews the lease for `leaseMs`; false when another worker holds the run now. */
+  renew(leaseMs: number): boolean | Promise<boolean>;
+  /** Set once the lease is lost: the run stops at its next save point. */
+  leaseLost: boolean;
+}
 
 /**
  * Keeps a resumable run's lease while it runs, renewing it every third of
@@ -8,9 +18,13 @@ import type { RunContext } from "./run-context";
  * marks the lease lost at once; renewals failing or unanswered for a whole
  * lease mark it lost too. Returns the function that stops it (a renewal
  * answered after that changes nothing).
- * @internal
+ * @example
+ * ```ts
+ * const stop = keepLease(run, 30_000);
+ * try { await body(); } finally { stop(); }
+ * ```
  */
-export function keepLease(run: RunContext, leaseMs: number): () => void {
+export function keepLease(run: RenewableLease, leaseMs: number): () => void {
   let renewedAt = Date.now();
   let inFlight = false;
   let stopped = false;
