@@ -3,7 +3,7 @@ import { Hono, type Context as HonoContext } from "hono";
 import { InMemorySessionStore, ReachPolicy, type ReachBudget, type RunState, type SessionStoreLike } from "rein";
 import { policySecretSet } from "./policy-secret";
 import { checkEntries, type Entries } from "./entries";
-import { runsOf } from "./resume-runs";
+import { storeReads } from "./store-reads";
 import { safeJson } from "./safe-json";
 import { RequestError, STATUS_OF, bounded, errorBody, type ErrorType } from "./http-error";
 import { SESSION_ID } from "./request-body";
@@ -133,6 +133,8 @@ export function createServer(options: CreateServerOptions): Hono {
     return c.json(errorBody(type, message), STATUS_OF[type]);
   };
   const read = <R>(fn: () => R | Promise<R>) => fromStore(report, fn);
+  // The read routes' reads, on the store's pool when it has one: a stalled database holds the request, not the server.
+  const reads = storeReads(store);
   const queue = options.queue;
   if (queue !== undefined && (typeof queue !== "object" || queue === null || typeof queue.send !== "function" || typeof queue.get !== "function")) {
     throw new TypeError("createServer({ queue }): queue must be a BackgroundQueue (e.g. new PgBossQueue({ connectionString }))");
@@ -200,7 +202,7 @@ export function createServer(options: CreateServerOptions): Hono {
 
   /** The stored session `id` names for `caller`, or a 404 (another key's session is not found either). */
   const sessionOf = async (caller: Caller, id: string): Promise<string> => {
-    const stored = SESSION_ID.test(id) ? await read(() => sessionFor(caller, id, (candidate) => store.hasSession(candidate))) : undefined;
+    const stored = SESSION_ID.test(id) ? await read(() => sessionFor(caller, id, (candidate) => reads.hasSession(candidate))) : undefined;
     if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
     return stored;
   };
@@ -208,7 +210,7 @@ export function createServer(options: CreateServerOptions): Hono {
   app.get("/v1/sessions/:id", async (c) => {
     const caller = await who(c, "read");
     const stored = await sessionOf(caller, c.req.param("id"));
-    const { session, nodes } = await read(() => ({ session: store.getSession(stored), nodes: store.readNodes(stored) }));
+    const { session, nodes } = await read(async () => ({ session: await reads.getSession(stored), nodes: await reads.readNodes(stored) }));
     return c.json(JSON.parse(safeJson({ session: { ...session, id: clientSessionId(caller, session.id) }, nodes })) as object);
   });
 
@@ -227,7 +229,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const states = asked === undefined || asked === "" ? undefined : asked.split(",");
     const unknown = states?.find((item) => !RUN_STATES.includes(item as RunState));
     if (unknown !== undefined) return fail(c, "invalid_body", `state must be a comma-separated list of ${RUN_STATES.join(", ")}; '${unknown.slice(0, 50)}' is not one`);
-    const runs = await read(() => runsOf(store)?.listRuns(states as RunState[] | undefined) ?? []);
+    const runs = await read(() => reads.listRuns(states as RunState[] | undefined));
     const visible = runs.filter((run) => ownsSession(caller, run.sessionId)).map((run) => ({ ...run, sessionId: clientSessionId(caller, run.sessionId) }));
     return c.json(JSON.parse(safeJson({ runs: visible })) as object);
   });

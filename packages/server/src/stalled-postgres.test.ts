@@ -310,4 +310,42 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       await app.close();
     }
   });
+
+  it("the read routes (GET /v1/runs, /v1/runs/:id, /v1/sessions/:id) wait for a stopped database without holding the event loop: /healthz answers meanwhile", async () => {
+    const store = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    const app = await serve({ app: createServer({ entries, store }), hostname: "127.0.0.1" });
+    try {
+      class Quick extends Agent {
+        static methodOptions = { work: { resumable: true } };
+        async work(input: string): Promise<string> {
+          return `worked on ${input}`;
+        }
+      }
+      expect(await new Quick({ context: Context.forSession(store, "kept") }).work("x")).toBe("worked on x");
+      const runId = store.listRuns()[0]!.runId;
+      const get = (path: string) => fetch(`${app.url}${path}`).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }));
+
+      const { allStopped, resume } = await stopDatabase();
+      let answers: Promise<{ status: number; body: Record<string, unknown> }[]>;
+      let answered = false;
+      try {
+        answers = Promise.all([get("/v1/runs"), get(`/v1/runs/${runId}`), get("/v1/sessions/kept")]);
+        void answers.then(() => (answered = true));
+        await new Promise((done) => setTimeout(done, 500));
+        expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+        expect(allStopped()).toBe(true);
+        expect(answered).toBe(false);
+      } finally {
+        resume();
+      }
+      const [list, one, session] = await answers;
+      expect(list).toMatchObject({ status: 200, body: { runs: [{ runId, state: "completed" }] } });
+      expect(one).toMatchObject({ status: 200, body: { runId, state: "completed", entry: "Quick.work" } });
+      expect(session.status).toBe(200);
+      expect((session.body["nodes"] as { id: string }[]).map((node) => node.id)).toContain(runId);
+    } finally {
+      await app.close();
+      await store.closeAsync();
+    }
+  });
 });

@@ -223,9 +223,10 @@ export function commitFences(where: string, options: SessionCommitOptions | unde
 const NO_FENCES: readonly LeaseFence[] = Object.freeze([]);
 
 /**
- * The lease calls of {@link RunLeaseStore} a store with an asynchronous path
- * also offers awaited, never blocking the event loop: same arguments,
- * results and errors as the synchronous methods.
+ * The calls of {@link RunLeaseStore} a store with an asynchronous path also
+ * offers awaited, never blocking the event loop (the lease calls of a
+ * running run, and the reads of the runs routes): same arguments, results
+ * and errors as the synchronous methods.
  * @example
  * ```ts
  * const renewed = await store.asyncLeases?.renewRun(runId, 30_000, epoch);
@@ -238,4 +239,8 @@ export interface RunLeaseAsyncCalls {
   renewRun(runId: string, leaseMs: number, epoch?: number): Promise<boolean>;
   /** {@link RunLeaseStore.releaseRun}, awaited. */
   releaseRun(runId: string, state: RunState, reason: string | null, epoch?: number): Promise<void>;
+  /** {@link RunLeaseStore.getRun}, awaited. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** {@link RunLeaseStore.listRuns}, awaited. */
+  listRuns(states?: readonly RunState[]): Promise<RunRecord[]>;
 }

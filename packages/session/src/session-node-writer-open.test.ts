@@ -15,6 +15,8 @@ class CountingStore extends InMemorySessionStore {
   readonly awaited: string[] = [];
   readonly asyncReads: SessionStoreAsyncReads = {
     getSession: async (id) => (this.awaited.push("getSession"), super.getSession(id)),
+    hasSession: async (id) => (this.awaited.push("hasSession"), super.hasSession(id)),
+    readNodes: async (id) => (this.awaited.push("readNodes"), super.readNodes(id)),
     createSession: async (id, options) => (this.awaited.push("createSession"), super.createSession(id, options)),
     head: async (id) => (this.awaited.push("head"), super.head(id)),
     readAncestry: async (id, nodeId, options) => (this.awaited.push("readAncestry"), super.readAncestry(id, nodeId, options)),

@@ -235,7 +235,8 @@ export interface SessionStoreLike {
  * The reads of {@link SessionStoreLike} a store with an asynchronous path
  * also offers awaited, never blocking the event loop: what a run needs
  * before it starts (the session, created when missing; its head; the
- * history behind it). Same results and errors as the synchronous methods.
+ * history behind it) and what a server's read routes answer with. Same
+ * results and errors as the synchronous methods.
  * @example
  * ```ts
  * const head = await store.asyncReads?.head("s1");
@@ -244,6 +245,10 @@ export interface SessionStoreLike {
 export interface SessionStoreAsyncReads {
   /** {@link SessionStoreLike.getSession}, awaited. */
   getSession(id: string): Promise<SessionInfo>;
+  /** {@link SessionStoreLike.hasSession}, awaited. */
+  hasSession(id: string): Promise<boolean>;
+  /** {@link SessionStoreLike.readNodes}, awaited. */
+  readNodes(sessionId: string): Promise<SessionNode[]>;
   /** {@link SessionStoreLike.createSession}, awaited. */
   createSession(id: string, options?: SessionCreateOptions): Promise<SessionInfo>;
   /** {@link SessionStoreLike.head}, awaited. */

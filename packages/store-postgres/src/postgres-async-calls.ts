@@ -1,6 +1,7 @@
 import {
   checkCreateSessionArguments,
   checkRunArguments,
+  runFromRow,
   checkNodeId,
   checkSessionId,
   readAncestryOptionsSchema,
@@ -61,6 +62,15 @@ function asyncLeases(onPool: OnPool): RunLeaseAsyncCalls {
       checkRunArguments(`${where}.releaseRun`, runId, undefined, [state], epoch);
       await onPool("releaseRun", runId, state, reason, Date.now(), epoch ?? null);
     },
+    async getRun(runId) {
+      checkRunArguments(`${where}.getRun`, runId);
+      const found = (await onPool("getRun", runId)) as unknown[] | undefined;
+      return found === undefined ? undefined : runFromRow(found);
+    },
+    async listRuns(states) {
+      checkRunArguments(`${where}.listRuns`, "all", undefined, states);
+      return ((await onPool("listRuns", states ?? null)) as unknown[][]).map(runFromRow);
+    },
   };
 }
 
@@ -69,6 +79,14 @@ function asyncReads(onPool: OnPool): SessionStoreAsyncReads {
     async getSession(id) {
       checkSessionId("PostgresSessionStore.asyncReads.getSession", id);
       return sessionFromRow((await onPool("getSession", id)) as Row);
+    },
+    async hasSession(id) {
+      checkSessionId("PostgresSessionStore.asyncReads.hasSession", id);
+      return (await onPool("hasSession", id)) as boolean;
+    },
+    async readNodes(sessionId) {
+      checkSessionId("PostgresSessionStore.asyncReads.readNodes", sessionId);
+      return ((await onPool("readNodes", sessionId)) as string[]).flatMap((page) => nodesFromJson(page));
     },
     async createSession(id, options = {}) {
       checkCreateSessionArguments("PostgresSessionStore.asyncReads.createSession", id, options);

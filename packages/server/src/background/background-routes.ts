@@ -6,7 +6,7 @@ import { startKeyRun } from "../auth/key-spend";
 import type { Caller } from "../auth/caller";
 import { RequestError, bounded } from "../http-error";
 import { clientSessionId, ownsSession, storedSessionId } from "../ownership";
-import { runsOf } from "../resume-runs";
+import { storeReads } from "../store-reads";
 import type { BackgroundQueue } from "./background-queue";
 import { budgetToJob } from "./job-budget";
 import { mountRunEventsRoute } from "./run-events-route";
@@ -90,7 +90,7 @@ export function mountRunRoute(
       });
     }
     if (queued === undefined && id.length <= 128) {
-      const record = await read(() => runsOf(store)?.getRun(id));
+      const record = await read(() => storeReads(store).getRun(id));
       if (record !== undefined && ownsSession(caller, record.sessionId)) {
         return c.json({ runId: record.runId, state: record.state, entry: record.name, sessionId: clientSessionId(caller, record.sessionId) });
       }

@@ -1,0 +1,32 @@
+import type { RunRecord, RunState, SessionInfo, SessionNode, SessionStoreLike } from "rein";
+import { runsOf } from "./resume-runs";
+
+/**
+ * @internal The reads of the server's read routes, on the store's pool when
+ * it has one (`asyncReads`, `asyncLeases`: the Postgres store's
+ * `asyncWrites`), so a slow or stalled database holds only the request that
+ * reads it, never the event loop; synchronous on other stores.
+ */
+export interface StoreReads {
+  hasSession(id: string): Promise<boolean>;
+  getSession(id: string): Promise<SessionInfo>;
+  readNodes(sessionId: string): Promise<SessionNode[]>;
+  /** Undefined when the store keeps no runs or has no run of `runId`. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** `[]` when the store keeps no runs. */
+  listRuns(states?: readonly RunState[]): Promise<RunRecord[]>;
+}
+
+/** @internal {@link StoreReads} of `store`. */
+export function storeReads(store: SessionStoreLike): StoreReads {
+  const reads = store.asyncReads;
+  const runs = runsOf(store);
+  const leases = runs?.asyncLeases;
+  return {
+    hasSession: async (id) => (reads === undefined ? store.hasSession(id) : reads.hasSession(id)),
+    getSession: async (id) => (reads === undefined ? store.getSession(id) : reads.getSession(id)),
+    readNodes: async (sessionId) => (reads === undefined ? store.readNodes(sessionId) : reads.readNodes(sessionId)),
+    getRun: async (runId) => (runs === undefined ? undefined : leases === undefined ? runs.getRun(runId) : leases.getRun(runId)),
+    listRuns: async (states) => (runs === undefined ? [] : leases === undefined ? runs.listRuns(states) : leases.listRuns(states)),
+  };
+}
