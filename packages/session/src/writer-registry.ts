@@ -75,13 +75,18 @@ export function pendingEntry(store: SessionStoreLike, writer: Flushable): Pendin
  * ```
  */
 export function flushPendingWriters(store: SessionStoreLike): void {
+  flushEach(store, (writer) => writer.flush());
+}
+
+/** Runs `flush` on every pending writer of `store`; throws the first failure after trying them all. */
+function flushEach(store: SessionStoreLike, flush: (writer: Flushable) => void): void {
   const list = pendingByStore.get(store);
   if (list === undefined) return;
   let failure: unknown;
   // A copy: flushing takes writers off the list.
   for (const entry of list.slice()) {
     try {
-      entry.writer.flush();
+      flush(entry.writer);
     } catch (error) {
       failure ??= error;
     }
@@ -107,19 +112,7 @@ export function flushPendingWriters(store: SessionStoreLike): void {
  * ```
  */
 export function flushPendingWritersSync(store: SessionStoreLike): void {
-  const list = pendingByStore.get(store);
-  if (list === undefined) return;
-  let failure: unknown;
-  for (const entry of list.slice()) {
-    try {
-      const writer = entry.writer;
-      if (writer.flushSync !== undefined) writer.flushSync();
-      else writer.flush();
-    } catch (error) {
-      failure ??= error;
-    }
-  }
-  if (failure !== undefined) throw failure;
+  flushEach(store, (writer) => (writer.flushSync !== undefined ? writer.flushSync() : writer.flush()));
 }
 
 /**
