@@ -2,6 +2,7 @@ import type { Context as HonoContext } from "hono";
 import { CancelledError, ProviderError, ReachError, type SessionStoreLike } from "rein";
 import { SpendCapExceededError } from "./auth/spend-cap-error";
 import { isStoreFault } from "./store-fault";
+import { storeReads } from "./store-reads";
 
 /** @internal The error type of a failed run: a key's spend cap (429), a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
 export function errorTypeOf(error: Error): "budget_exhausted" | "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
@@ -24,10 +25,10 @@ export function onHangUp(c: HonoContext, controller: AbortController): () => voi
   return () => signal.removeEventListener("abort", cancel);
 }
 
-/** @internal The stored session's head node, when the store can say (read on its `asyncReads` when it has them). */
+/** @internal The stored session's head node, when the store can say (read on its pool when it has one: {@link storeReads}). */
 export async function headOf(store: SessionStoreLike, sessionId: string): Promise<{ headId?: string }> {
   try {
-    const head = store.asyncReads === undefined ? store.head(sessionId) : await store.asyncReads.head(sessionId);
+    const head = await storeReads(store).head(sessionId);
     return head === null ? {} : { headId: head };
   } catch {
     return {};

@@ -2,7 +2,7 @@ import type { RunRecord, RunState, SessionInfo, SessionNode, SessionStoreLike } 
 import { runsOf } from "./resume-runs";
 
 /**
- * @internal The reads of the server's read routes, on the store's pool when
+ * @internal The server's reads of its store (the read routes, a run's head), on the store's pool when
  * it has one (`asyncReads`, `asyncLeases`: the Postgres store's
  * `asyncWrites`), so a slow or stalled database holds only the request that
  * reads it, never the event loop; synchronous on other stores.
@@ -11,6 +11,7 @@ export interface StoreReads {
   hasSession(id: string): Promise<boolean>;
   getSession(id: string): Promise<SessionInfo>;
   readNodes(sessionId: string): Promise<SessionNode[]>;
+  head(sessionId: string): Promise<string | null>;
   /** Undefined when the store keeps no runs or has no run of `runId`. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** `[]` when the store keeps no runs. */
@@ -26,6 +27,7 @@ export function storeReads(store: SessionStoreLike): StoreReads {
     hasSession: async (id) => (reads === undefined ? store.hasSession(id) : reads.hasSession(id)),
     getSession: async (id) => (reads === undefined ? store.getSession(id) : reads.getSession(id)),
     readNodes: async (sessionId) => (reads === undefined ? store.readNodes(sessionId) : reads.readNodes(sessionId)),
+    head: async (sessionId) => (reads === undefined ? store.head(sessionId) : reads.head(sessionId)),
     getRun: async (runId) => (runs === undefined ? undefined : leases === undefined ? runs.getRun(runId) : leases.getRun(runId)),
     listRuns: async (states) => (runs === undefined ? [] : leases === undefined ? runs.listRuns(states) : leases.listRuns(states)),
   };

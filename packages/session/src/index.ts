@@ -36,7 +36,7 @@ export { isConsumeOnceStore } from "./consume-once";
 export type { ConsumeOnceStore } from "./consume-once";
 export type { SessionStoreOptions } from "./session-store-options";
 export { InMemorySessionStore } from "./in-memory-session-store";
-export { SessionNodeWriter } from "./session-node-writer";
+export { SessionNodeWriter, ensureSession } from "./session-node-writer";
 export type { SessionNodeWriterOptions, SessionWriteBatching } from "./session-node-writer-options";
 export type { SessionNodeInput, SessionAppendOptions, SessionUpdateOptions, SessionFlushOptions } from "./session-node-writer";
 export { SESSION_COMMIT_FAILED_CHANNEL } from "./commit-failure";

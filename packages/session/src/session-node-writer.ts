@@ -24,10 +24,19 @@ export type { SessionAppendOptions, SessionUpdateOptions, SessionFlushOptions } 
 /** The last `seq` `SessionNodeWriter.open` read, handed to the constructor it calls (synchronously, so never another's). */
 let openedLastSeq: number | undefined;
 
-/** Creates a session, unless another writer or process created it first. */
-function createUnlessTaken(create: () => unknown): void {
+/**
+ * Creates the session `sessionId` in `store` when it is missing; one that
+ * another writer or process creates meanwhile is taken as it is.
+ * @example
+ * ```ts
+ * ensureSession(store, "s1");
+ * const writer = new SessionNodeWriter(store, "s1");
+ * ```
+ */
+export function ensureSession(store: SessionStoreLike, sessionId: string): void {
+  if (store.hasSession(sessionId)) return;
   try {
-    create();
+    store.createSession(sessionId, {});
   } catch (error) {
     if (!SessionExistsError.isInstance(error)) throw error;
   }
@@ -116,7 +125,7 @@ export class SessionNodeWriter {
     if ((options.shared ?? true) && sharedWriter(store, sessionId) !== undefined) return new SessionNodeWriter(store, sessionId, options);
     const reads = store.asyncReads;
     if (reads === undefined) {
-      if (!store.hasSession(sessionId)) createUnlessTaken(() => store.createSession(sessionId));
+      ensureSession(store, sessionId);
       return new SessionNodeWriter(store, sessionId, options);
     }
     let lastSeq: number;

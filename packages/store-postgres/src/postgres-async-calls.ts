@@ -23,18 +23,17 @@ export function checkTurns(options: ReadAncestryOptions): number | null {
   return Math.min(turns, 2_147_483_647);
 }
 
-/** Runs one of the worker's operations on the pool, its faults typed as the synchronous path's are. */
-type OnPool = (operation: string, ...args: unknown[]) => Promise<unknown>;
+/** Runs one of the worker's operations on the pool, its faults typed as the synchronous path's are. @internal */
+export type OnPool = (operation: string, ...args: unknown[]) => Promise<unknown>;
 
 /**
- * The store's calls on the asynchronous path's pool (option `asyncWrites`):
- * its `asyncReads` and `asyncLeases`, the worker's operations run there and
- * awaited, with the synchronous methods' argument checks, results and typed
- * faults.
+ * The one way the store runs a worker operation on the asynchronous path's
+ * pool: refused once the store is closed, and a failure typed as the
+ * synchronous path's (`link.fault`).
  * @internal
  */
-export function postgresAsyncCalls(link: PostgresStoreLink, writes: PostgresAsyncWrites): { asyncReads: SessionStoreAsyncReads; asyncLeases: RunLeaseAsyncCalls } {
-  const onPool: OnPool = async (operation, ...args) => {
+export function onPoolOf(link: PostgresStoreLink, writes: PostgresAsyncWrites): OnPool {
+  return async (operation, ...args) => {
     link.assertOpen();
     const started = Date.now();
     try {
@@ -43,6 +42,16 @@ export function postgresAsyncCalls(link: PostgresStoreLink, writes: PostgresAsyn
       throw link.fault(error, Date.now() - started);
     }
   };
+}
+
+/**
+ * The store's calls on the asynchronous path's pool (option `asyncWrites`):
+ * its `asyncReads` and `asyncLeases`, the worker's operations run there and
+ * awaited, with the synchronous methods' argument checks, results and typed
+ * faults.
+ * @internal
+ */
+export function postgresAsyncCalls(onPool: OnPool): { asyncReads: SessionStoreAsyncReads; asyncLeases: RunLeaseAsyncCalls } {
   return { asyncReads: asyncReads(onPool), asyncLeases: asyncLeases(onPool) };
 }
 

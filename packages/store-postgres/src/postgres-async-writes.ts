@@ -46,16 +46,6 @@ export class PostgresAsyncWrites {
     this.worker = postgresWorker(require, data, postgresWorkerParts)!;
   }
 
-  /** The worker's `commit` (encoded operations and fences as it takes them), on a pooled connection. */
-  async commit(sessionId: string, encoded: readonly unknown[][], fences: readonly (readonly [string, number])[] | null): Promise<[string, number][]> {
-    return (await this.run("commit", sessionId, encoded, false, fences)) as [string, number][];
-  }
-
-  /** The worker's `renewRun`, on a pooled connection. */
-  async renewRun(runId: string, leaseMs: number, epoch: number | null): Promise<boolean> {
-    return (await this.run("renewRun", runId, leaseMs, Date.now(), epoch)) as boolean;
-  }
-
   /** Any of the worker's operations, on a pooled connection. */
   async run(operation: string, ...args: unknown[]): Promise<unknown> {
     try {

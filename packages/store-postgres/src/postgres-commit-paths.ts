@@ -7,7 +7,7 @@ import {
   type SessionCommitResult,
   type SessionWriteOperation,
 } from "@rein/session";
-import type { PostgresAsyncWrites } from "./postgres-async-writes";
+import type { OnPool } from "./postgres-async-calls";
 import { PostgresConnectionError } from "./postgres-errors";
 import { encodeOperation, type Row } from "./postgres-rows";
 import type { PostgresStoreLink } from "./postgres-store-link";
@@ -98,17 +98,12 @@ export async function commitWithRetry(
  */
 export async function commitOnPool(
   link: PostgresStoreLink,
-  writes: PostgresAsyncWrites,
+  onPool: OnPool,
   sessionId: string,
   operations: readonly SessionWriteOperation[],
   options: SessionCommitOptions | undefined,
 ): Promise<SessionCommitResult> {
   const commit = encodeCommit("PostgresSessionStore.commitAsync", link, sessionId, operations, options);
   if (commit === null) return { seqs: new Map() };
-  const started = Date.now();
-  try {
-    return { seqs: new Map(await writes.commit(sessionId, commit.operations, commit.fences)) };
-  } catch (error) {
-    throw link.fault(error, Date.now() - started);
-  }
+  return { seqs: new Map((await onPool("commit", sessionId, commit.operations, false, commit.fences)) as [string, number][]) };
 }

@@ -31,7 +31,7 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
-import { checkTurns, postgresAsyncCalls } from "./postgres-async-calls";
+import { checkTurns, onPoolOf, postgresAsyncCalls } from "./postgres-async-calls";
 import { commitOnPool, commitWithRetry, encodeCommit } from "./postgres-commit-paths";
 import { PostgresStoreLink } from "./postgres-store-link";
 import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
@@ -128,9 +128,9 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     this.uninstallShutdown = resolved.shutdownFlush ? installShutdownFlush(this) : undefined;
     const poolSize = resolved.asyncPoolSize;
     if (poolSize !== undefined) {
-      const writes = (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize));
-      this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, writes, sessionId, operations, options);
-      ({ asyncReads: this.asyncReads, asyncLeases: this.asyncLeases } = postgresAsyncCalls(this.link, writes));
+      const onPool = onPoolOf(this.link, (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize)));
+      this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, onPool, sessionId, operations, options);
+      ({ asyncReads: this.asyncReads, asyncLeases: this.asyncLeases } = postgresAsyncCalls(onPool));
     }
   }
 

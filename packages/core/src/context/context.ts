@@ -2,7 +2,7 @@ import { withFrameData } from "@rein/guard";
 import { ContextProviderError } from "../errors/core-errors";
 import type { TextBlock } from "../model/content";
 import { currentScope, deriveScope } from "../scope/call-scope";
-import { SessionExistsError, SessionNodeWriter, optionSchema, type SessionNode, type SessionStoreLike } from "@rein/session";
+import { SessionNodeWriter, ensureSession, optionSchema, type SessionNode, type SessionStoreLike } from "@rein/session";
 
 const { anyOf, arrayOf, checkArgument, hasMethods, instanceOf, isObject, nonEmptyString, optionsSchema, rule, show } = optionSchema;
 type Rule = optionSchema.Rule;
@@ -376,13 +376,6 @@ function resolveWriter(store: SessionStoreLike | SessionNodeWriter, sessionId: s
     }
     return store;
   }
-  if (!store.hasSession(sessionId)) {
-    try {
-      store.createSession(sessionId, {});
-    } catch (error) {
-      // Another process (or store on the same file) created it meanwhile: use it.
-      if (!SessionExistsError.isInstance(error)) throw error;
-    }
-  }
+  ensureSession(store, sessionId);
   return new SessionNodeWriter(store, sessionId);
 }
