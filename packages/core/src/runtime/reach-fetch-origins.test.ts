@@ -5,23 +5,9 @@ import { Context } from "../context/context";
 import { InMemorySessionStore } from "@rein/session";
 import { inspectPolicyHeader, setReachOrigins } from "@rein/guard";
 import { reachFetch, withReachBudget } from "./reach";
+import { withCleanReachOrigins } from "../../../guard/src/reach/__fixtures__/clean-reach-origins";
 
-let savedOrigins: string | undefined;
-let savedSecret: string | undefined;
-beforeEach(() => {
-  savedOrigins = process.env.REIN_REACH_ORIGINS;
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_REACH_ORIGINS;
-  delete process.env.REIN_POLICY_SECRET;
-  setReachOrigins(undefined);
-});
-afterEach(() => {
-  setReachOrigins(undefined);
-  for (const [name, value] of [["REIN_REACH_ORIGINS", savedOrigins], ["REIN_POLICY_SECRET", savedSecret]] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-});
+withCleanReachOrigins();
 
 describe("reachFetch and the allow list", () => {
   let server: Server;

@@ -1,22 +1,8 @@
 /** Which origins `reachFetch` may send a caller's budget to (the allow list; `reachFetch` itself is tested in core's reach-fetch-origins.test.ts). */
 import { mayReceiveBudget, reachOrigins, setReachOrigins } from "./reach-origins";
+import { withCleanReachOrigins } from "./__fixtures__/clean-reach-origins";
 
-let savedOrigins: string | undefined;
-let savedSecret: string | undefined;
-beforeEach(() => {
-  savedOrigins = process.env.REIN_REACH_ORIGINS;
-  savedSecret = process.env.REIN_POLICY_SECRET;
-  delete process.env.REIN_REACH_ORIGINS;
-  delete process.env.REIN_POLICY_SECRET;
-  setReachOrigins(undefined);
-});
-afterEach(() => {
-  setReachOrigins(undefined);
-  for (const [name, value] of [["REIN_REACH_ORIGINS", savedOrigins], ["REIN_POLICY_SECRET", savedSecret]] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-});
+withCleanReachOrigins();
 
 describe("which origins receive the budget header", () => {
   it("without a list: loopback only (localhost, 127.0.0.0/8, [::1], any port, http or https)", () => {
