@@ -99,9 +99,8 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
     const start = (): unknown => runBody(method, new RunContext(runId, method.name, writer, store, thisArg, undefined, 1), owner, context, parent, thisArg, args);
     // The run's node is stored before the run is registered. An async method awaits both (on a store with an
     // asynchronous path, without blocking the event loop); a synchronous one commits and registers in place.
-    const leases = store.asyncLeases;
     if (method.info.isAsync && writer.store.commitAsync !== undefined) {
-      const register = () => (leases !== undefined ? leases.registerRun(runId, writer.sessionId, method.name, leaseOf(method)) : store.registerRun(runId, writer.sessionId, method.name, leaseOf(method)));
+      const register = () => (store.asyncLeases ?? store).registerRun(runId, writer.sessionId, method.name, leaseOf(method));
       return writer.flushAsync().then(register).then(start);
     }
     writer.flush();

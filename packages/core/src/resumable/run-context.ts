@@ -189,9 +189,7 @@ export class RunContext {
 
   /** Renews the lease (on the store's `asyncLeases` when it has them); false when the store says another worker holds the run now. */
   renew(leaseMs: number): boolean | Promise<boolean> {
-    const epoch = this.writeOptions?.fence.epoch;
-    const leases = this.store.asyncLeases;
-    return leases !== undefined ? leases.renewRun(this.runId, leaseMs, epoch) : this.store.renewRun(this.runId, leaseMs, epoch);
+    return (this.store.asyncLeases ?? this.store).renewRun(this.runId, leaseMs, this.writeOptions?.fence.epoch);
   }
 
   /**
