@@ -7,6 +7,7 @@ import { policySecretSet } from "./policy-secret";
 import { resumeOnStart } from "./resume-runs";
 import type { ServerState } from "./server-state";
 import { createServer, type CreateServerOptions } from "./create-server";
+import { lingerOnClose } from "./lingering-close";
 import { stateOf } from "./server-state";
 import { INTERNAL_OWNER, flightKey } from "./ownership";
 
@@ -160,6 +161,8 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
       });
     });
     (server as HttpServer).maxConnections = limits.maxConnections;
+    // A connection closed after its answer (a 413 for an oversize body) keeps reading until the client has it.
+    lingerOnClose(server as HttpServer);
     server.once("error", reject);
   });
 }
