@@ -219,7 +219,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const stored = await sessionOf(caller, c.req.param("id"));
     const format = c.req.query("format") ?? "json";
     if (format !== "json" && format !== "mermaid" && format !== "dot") return fail(c, "invalid_body", `format must be mermaid, dot or json, not '${format.slice(0, 50)}'`);
-    const graph = await read(() => store.exportGraph(stored, { format }));
+    const graph = await read(() => reads.exportGraph(stored, format));
     return format === "json" ? c.body(graph, 200, { "content-type": "application/json" }) : c.text(graph);
   });
 

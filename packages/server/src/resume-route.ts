@@ -4,7 +4,8 @@ import { SpendCapExceededError } from "./auth/spend-cap-error";
 import { STATUS_OF, bounded } from "./http-error";
 import { clientSessionId, flightKey, ownsSession } from "./ownership";
 import { readJsonObject } from "./request-body";
-import { agentForRun, entryClassFor, runsOf } from "./resume-runs";
+import { agentForRun, entryClassFor } from "./resume-runs";
+import { storeReads } from "./store-reads";
 import { RUN_ID, type RouteKit } from "./route-kit";
 import { errorTypeOf, headOf, onHangUp } from "./run-outcome";
 import { safeJson } from "./safe-json";
@@ -31,7 +32,7 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
     if (policyName !== undefined && policyName !== "keep_original" && policyName !== "use_latest") {
       return fail(c, "invalid_body", 'body.codeChangePolicy must be "keep_original" or "use_latest"');
     }
-    const found = RUN_ID.test(id) ? await read(() => runsOf(store)?.getRun(id)) : undefined;
+    const found = RUN_ID.test(id) ? await read(() => storeReads(store).getRun(id)) : undefined;
     // Another key's run is not found either.
     const record = found !== undefined && ownsSession(caller, found.sessionId) ? found : undefined;
     if (record === undefined) return fail(c, "not_found", `no resumable run '${bounded(id)}' in this server's store (GET /v1/runs lists them)`);
@@ -46,7 +47,7 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
     c.header("X-Run-Id", requestId);
     const base = { runId: id, sessionId: clientSessionId(caller, record.sessionId), budget };
     try {
-      const agent = agentForRun(entry, store, record, policy);
+      const agent = await agentForRun(entry, store, record, policy);
       const resume = () => agent.resumeRun(id, policyName === undefined ? {} : { codeChangePolicy: policyName });
       const result = await withRunListener(
         () => undefined,

@@ -2,20 +2,15 @@ import {
   Agent,
   agentClassId,
   Context,
-  isRunLeaseStore,
   resumeInterrupted,
+  SessionNodeWriter,
   type ReachPolicy,
   type ResumeInterruptedReport,
-  type RunLeaseStore,
   type RunRecord,
   type SessionStoreLike,
 } from "rein";
 import { isAgentClass, type EntryClass, type Entries } from "./entries";
-
-/** The store's runs, or none when the store keeps no runs. @internal */
-export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
-  return isRunLeaseStore(store) ? store : undefined;
-}
+import { runsOf, storeReads } from "./store-reads";
 
 /**
  * The class entry that can resume a run of `name` (`Pipeline.process`, or
@@ -48,12 +43,15 @@ export function entryClassFor(entries: Entries, name: string): EntryClass | unde
 
 /**
  * An agent of the run's class, recording to the run's session of `store`,
- * under the server's local policy: the one that resumes the run.
+ * under the server's local policy: the one that resumes the run. Its
+ * session's writer is opened on the store's pool when it has one, so no
+ * synchronous read holds the event loop.
  * @internal
  */
-export function agentForRun(entry: EntryClass, store: SessionStoreLike, record: RunRecord, reach: ReachPolicy): Agent {
+export async function agentForRun(entry: EntryClass, store: SessionStoreLike, record: RunRecord, reach: ReachPolicy): Promise<Agent> {
   const construct = entry as unknown as new (options: { context: Context; reach: ReachPolicy }) => Agent;
-  return new construct({ context: Context.forSession(store, record.sessionId), reach });
+  const writer = await SessionNodeWriter.open(store, record.sessionId);
+  return new construct({ context: Context.forSession(writer, record.sessionId), reach });
 }
 
 /**
@@ -64,13 +62,12 @@ export function agentForRun(entry: EntryClass, store: SessionStoreLike, record: 
  * @internal
  */
 export async function resumeOnStart(entries: Entries, store: SessionStoreLike, reach: ReachPolicy): Promise<ResumeInterruptedReport> {
-  const runs = runsOf(store);
-  if (runs === undefined) return { resumed: [], leftAlone: [] };
+  if (runsOf(store) === undefined) return { resumed: [], leftAlone: [] };
   // Held until the report is in: core finds the agents that can continue a run among the live ones.
   const agents: Agent[] = [];
-  for (const record of runs.listRuns(["running", "interrupted"])) {
+  for (const record of await storeReads(store).listRuns(["running", "interrupted"])) {
     const entry = entryClassFor(entries, record.name);
-    if (entry !== undefined) agents.push(agentForRun(entry, store, record, reach));
+    if (entry !== undefined) agents.push(await agentForRun(entry, store, record, reach));
   }
   const report = await resumeInterrupted({ store });
   agents.length = 0;

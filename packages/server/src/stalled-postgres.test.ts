@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { Client } from "pg";
-import { Agent, Context, encodePolicyHeader, InMemorySessionStore, SessionNodeWriter } from "rein";
+import { Agent, Context, encodePolicyHeader, InMemorySessionStore, SessionNodeWriter, step } from "rein";
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, freshSchemaName, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
 import { serve, type RunningServer } from "./serve";
@@ -311,9 +311,9 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     }
   });
 
-  it("the read routes (GET /v1/runs, /v1/runs/:id, /v1/sessions/:id) wait for a stopped database without holding the event loop: /healthz answers meanwhile", async () => {
+  it("the read routes (GET /v1/runs, /v1/runs/:id, /v1/sessions/:id, its graph, the Inspector's sessions, runs and nodes) wait for a stopped database without holding the event loop: /healthz answers meanwhile", async () => {
     const store = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
-    const app = await serve({ app: createServer({ entries, store }), hostname: "127.0.0.1" });
+    const app = await serve({ app: createServer({ entries, store, inspector: true }), hostname: "127.0.0.1" });
     try {
       class Quick extends Agent {
         static methodOptions = { work: { resumable: true } };
@@ -329,7 +329,15 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       let answers: Promise<{ status: number; body: Record<string, unknown> }[]>;
       let answered = false;
       try {
-        answers = Promise.all([get("/v1/runs"), get(`/v1/runs/${runId}`), get("/v1/sessions/kept")]);
+        answers = Promise.all([
+          get("/v1/runs"),
+          get(`/v1/runs/${runId}`),
+          get("/v1/sessions/kept"),
+          get("/v1/sessions/kept/graph"),
+          get("/inspector/api/sessions"),
+          get("/inspector/api/runs"),
+          get("/inspector/api/sessions/kept/nodes"),
+        ]);
         void answers.then(() => (answered = true));
         await new Promise((done) => setTimeout(done, 500));
         expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
@@ -338,11 +346,67 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       } finally {
         resume();
       }
-      const [list, one, session] = await answers;
+      const [list, one, session, graph, sessions, inspectorRuns, inspectorNodes] = await answers;
       expect(list).toMatchObject({ status: 200, body: { runs: [{ runId, state: "completed" }] } });
       expect(one).toMatchObject({ status: 200, body: { runId, state: "completed", entry: "Quick.work" } });
       expect(session.status).toBe(200);
       expect((session.body["nodes"] as { id: string }[]).map((node) => node.id)).toContain(runId);
+      expect(graph.status).toBe(200);
+      expect((graph.body["nodes"] as { id: string }[]).map((node) => node.id)).toContain(runId);
+      expect(sessions).toMatchObject({ status: 200, body: { sessions: [{ id: "kept" }] } });
+      expect(inspectorRuns).toMatchObject({ status: 200, body: { runs: [{ runId, state: "completed" }] } });
+      expect(inspectorNodes).toMatchObject({ status: 200, body: { sessionId: "kept", nodes: [{ id: runId }] } });
+    } finally {
+      await app.close();
+      await store.closeAsync();
+    }
+  });
+
+  it("resuming a run (POST /v1/runs/:id/resume) claims it and reads its saved steps on the pool: with the database stopped, /healthz answers while the resume waits; once it resumes the run completes", async () => {
+    const store = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    const calls: string[] = [];
+    let stopOnce = true;
+    class Steps extends Agent {
+      static methodOptions = { work: { resumable: true } };
+      async work(input: string): Promise<string> {
+        const first = await step("first", async () => (calls.push("first"), `${input}-1`));
+        if (stopOnce) {
+          stopOnce = false;
+          throw new Error("stopped after the first step");
+        }
+        return step("second", async () => (calls.push("second"), `${first}-2`));
+      }
+    }
+    const app = await serve({ app: createServer({ entries: { work: [Steps, "work"] }, store }), hostname: "127.0.0.1", resumeInterrupted: false });
+    try {
+      await expect(new Steps({ context: Context.forSession(store, "steps") }).work("x")).rejects.toThrow("stopped after the first step");
+      const [record] = await store.asyncLeases!.listRuns();
+      expect(record).toMatchObject({ name: "Steps.work", state: "error" });
+
+      const { allStopped, resume } = await stopDatabase();
+      let answer: Promise<{ status: number; body: Record<string, unknown> }>;
+      let answered = false;
+      try {
+        answer = fetch(`${app.url}/v1/runs/${record!.runId}/resume`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) },
+          body: "{}",
+        }).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as Record<string, unknown>,
+        }));
+        void answer.then(() => (answered = true));
+        await new Promise((done) => setTimeout(done, 500));
+        expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+        expect(allStopped()).toBe(true);
+        expect(answered).toBe(false);
+      } finally {
+        resume();
+      }
+      expect(await answer).toMatchObject({ status: 200, body: { status: "completed", result: "x-1-2" } });
+      // The finished step returned its saved result: only the second ran on resume.
+      expect(calls).toEqual(["first", "second"]);
+      expect(await store.asyncLeases!.getRun(record!.runId)).toMatchObject({ state: "completed", owned: false });
     } finally {
       await app.close();
       await store.closeAsync();

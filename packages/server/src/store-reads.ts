@@ -1,8 +1,12 @@
-import type { RunRecord, RunState, SessionInfo, SessionNode, SessionStoreLike } from "rein";
-import { runsOf } from "./resume-runs";
+import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState, type SessionGraphFormat, type SessionInfo, type SessionNode, type SessionStoreLike } from "rein";
+
+/** The store's runs, or none when the store keeps no runs. @internal */
+export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
+  return isRunLeaseStore(store) ? store : undefined;
+}
 
 /**
- * @internal The server's reads of its store (the read routes, a run's head), on the store's pool when
+ * @internal The server's reads of its store (the read routes, the Inspector's, a run's head), on the store's pool when
  * it has one (`asyncReads`, `asyncLeases`: the Postgres store's
  * `asyncWrites`), so a slow or stalled database holds only the request that
  * reads it, never the event loop; synchronous on other stores.
@@ -12,6 +16,8 @@ export interface StoreReads {
   getSession(id: string): Promise<SessionInfo>;
   readNodes(sessionId: string): Promise<SessionNode[]>;
   head(sessionId: string): Promise<string | null>;
+  listSessions(): Promise<SessionInfo[]>;
+  exportGraph(sessionId: string, format: SessionGraphFormat): Promise<string>;
   /** Undefined when the store keeps no runs or has no run of `runId`. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** `[]` when the store keeps no runs. */
@@ -28,6 +34,8 @@ export function storeReads(store: SessionStoreLike): StoreReads {
     getSession: async (id) => (reads === undefined ? store.getSession(id) : reads.getSession(id)),
     readNodes: async (sessionId) => (reads === undefined ? store.readNodes(sessionId) : reads.readNodes(sessionId)),
     head: async (sessionId) => (reads === undefined ? store.head(sessionId) : reads.head(sessionId)),
+    listSessions: async () => (reads === undefined ? store.listSessions() : reads.listSessions()),
+    exportGraph: async (sessionId, format) => (reads === undefined ? store.exportGraph(sessionId, { format }) : reads.exportGraph(sessionId, { format })),
     getRun: async (runId) => (runs === undefined ? undefined : leases === undefined ? runs.getRun(runId) : leases.getRun(runId)),
     listRuns: async (states) => (runs === undefined ? [] : leases === undefined ? runs.listRuns(states) : leases.listRuns(states)),
   };

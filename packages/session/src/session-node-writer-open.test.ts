@@ -20,6 +20,8 @@ class CountingStore extends InMemorySessionStore {
     createSession: async (id, options) => (this.awaited.push("createSession"), super.createSession(id, options)),
     head: async (id) => (this.awaited.push("head"), super.head(id)),
     readAncestry: async (id, nodeId, options) => (this.awaited.push("readAncestry"), super.readAncestry(id, nodeId, options)),
+    listSessions: async () => (this.awaited.push("listSessions"), super.listSessions()),
+    exportGraph: async (id, options) => (this.awaited.push("exportGraph"), super.exportGraph(id, options)),
   };
   override getSession(id: string) {
     this.syncReads.push("getSession");

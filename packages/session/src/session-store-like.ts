@@ -255,4 +255,8 @@ export interface SessionStoreAsyncReads {
   head(sessionId: string): Promise<string | null>;
   /** {@link SessionStoreLike.readAncestry}, awaited. */
   readAncestry(sessionId: string, nodeId: string, options?: ReadAncestryOptions): Promise<SessionNode[]>;
+  /** {@link SessionStoreLike.listSessions}, awaited. */
+  listSessions(): Promise<SessionInfo[]>;
+  /** {@link SessionStoreLike.exportGraph}, awaited. */
+  exportGraph(sessionId: string, options?: ExportGraphOptions): Promise<string>;
 }

@@ -4,7 +4,9 @@ import {
   runFromRow,
   checkNodeId,
   checkSessionId,
+  exportGraphOptionsSchema,
   readAncestryOptionsSchema,
+  renderSessionGraph,
   type ReadAncestryOptions,
   type RunLeaseAsyncCalls,
   type SessionStoreAsyncReads,
@@ -63,6 +65,10 @@ function asyncLeases(onPool: OnPool): RunLeaseAsyncCalls {
       checkSessionId(`${where}.registerRun`, sessionId);
       await onPool("registerRun", runId, sessionId, name, leaseMs, Date.now());
     },
+    async claimRun(runId, states, leaseMs, fromEpoch) {
+      checkRunArguments(`${where}.claimRun`, runId, leaseMs, states, fromEpoch);
+      return (await onPool("claimRun", runId, states, leaseMs, Date.now(), fromEpoch ?? null)) as boolean;
+    },
     async renewRun(runId, leaseMs, epoch) {
       checkRunArguments(`${where}.renewRun`, runId, leaseMs, undefined, epoch);
       return (await onPool("renewRun", runId, leaseMs, Date.now(), epoch ?? null)) as boolean;
@@ -100,6 +106,16 @@ function asyncReads(onPool: OnPool): SessionStoreAsyncReads {
     async createSession(id, options = {}) {
       checkCreateSessionArguments("PostgresSessionStore.asyncReads.createSession", id, options);
       return sessionFromRow((await onPool("createSession", id, options.agentId ?? null, options.title ?? null)) as Row);
+    },
+    async exportGraph(sessionId, options = {}) {
+      checkSessionId("PostgresSessionStore.asyncReads.exportGraph", sessionId);
+      const { format = "json" } = exportGraphOptionsSchema.parse(options);
+      const session = sessionFromRow((await onPool("getSession", sessionId)) as Row);
+      const nodes = ((await onPool("readNodes", sessionId)) as string[]).flatMap((page) => nodesFromJson(page));
+      return renderSessionGraph(session, nodes, format);
+    },
+    async listSessions() {
+      return ((await onPool("listSessions")) as Row[]).map(sessionFromRow);
     },
     async head(sessionId) {
       checkSessionId("PostgresSessionStore.asyncReads.head", sessionId);

@@ -17,11 +17,13 @@ describeLeaseTakeover("PostgresSessionStore", () => {
   return [open(), open()];
 });
 
-// The same take-over with both workers on the asynchronous write path: the run's save points are awaited
-// commits on the pool (run.save()), and a late one under a lost lease is refused the same way.
+// The same take-over with worker A on the asynchronous write path: the run's save points are awaited commits on
+// the pool (run.save()), and a late one under a lost lease is refused the same way. Worker B's store is on the
+// synchronous path: in this one process, B's claim on a pool would wait for the event loop A's stall holds (and
+// A's overdue renewal would then run first), which two processes do not share.
 describeLeaseTakeover("PostgresSessionStore with asyncWrites", () => {
   const schema = freshSchemaName();
-  const open = (): PostgresSessionStore =>
-    new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false, asyncWrites: { poolSize: 2 } });
-  return [open(), open()];
+  const open = (asyncWrites: boolean): PostgresSessionStore =>
+    new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false, ...(asyncWrites ? { asyncWrites: { poolSize: 2 } } : {}) });
+  return [open(true), open(false)];
 });

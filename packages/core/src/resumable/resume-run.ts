@@ -1,5 +1,5 @@
 import type { ScopeOwner } from "../scope/enter-scope";
-import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState } from "@rein/session";
+import { isRunLeaseStore, type RunLeaseAsyncCalls, type RunLeaseStore, type RunRecord, type RunState, type SessionStoreAsyncReads } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";
 import { SessionStoreClosedError } from "@rein/session";
 import type { SessionStoreLike } from "@rein/session";
@@ -108,10 +108,24 @@ function storeOf(agent: ScopeOwner): (SessionStoreLike & RunLeaseStore) | undefi
   return store !== undefined && isRunLeaseStore(store) ? store : undefined;
 }
 
+/**
+ * The store's lease calls and reads, awaited: on its pool when it has one
+ * (`asyncLeases`, `asyncReads`: the Postgres store's `asyncWrites`), so a
+ * slow or stalled database holds the resume, never the event loop; its
+ * synchronous methods on other stores.
+ */
+function leasesOf(store: SessionStoreLike & RunLeaseStore): RunLeaseAsyncCalls | RunLeaseStore {
+  return store.asyncLeases ?? store;
+}
+
+function readsOf(store: SessionStoreLike): SessionStoreAsyncReads | SessionStoreLike {
+  return store.asyncReads ?? store;
+}
+
 /** The run in `store`, or undefined; a store that cannot answer (closed by its owner) holds none. */
-function lookUp(store: RunLeaseStore, runId: string): RunRecord | undefined {
+async function lookUp(store: SessionStoreLike & RunLeaseStore, runId: string): Promise<RunRecord | undefined> {
   try {
-    return store.getRun(runId);
+    return await leasesOf(store).getRun(runId);
   } catch (error) {
     if (SessionStoreClosedError.isInstance(error)) return undefined;
     throw error;
@@ -135,18 +149,26 @@ function agentFor(store: SessionStoreLike, record: RunRecord): ScopeOwner | unde
 }
 
 /**
- * Claims the run and continues it on its original node; the claim is given
- * back unchanged when the run's nodes cannot be read.
+ * Claims the run and reads what it saved; resolves with the call that
+ * continues it on its original node (a synchronous method runs inside that
+ * call). The claim is given back unchanged when the run's nodes cannot be read.
  */
-function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStore, record: RunRecord, states: readonly RunState[], override: CodeChangePolicy | undefined): unknown {
+async function claimForResume(
+  agent: ScopeOwner,
+  store: SessionStoreLike & RunLeaseStore,
+  record: RunRecord,
+  states: readonly RunState[],
+  override: CodeChangePolicy | undefined,
+): Promise<() => unknown> {
   const [, methodName] = methodNameOf(record);
   const method = resumableMethodOf(agent, methodName)!;
   if (activeRuns.has(record.runId)) throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
   // Claimed from the epoch looked at, so this worker holds exactly the next one: its writes are fenced with it.
   const from = record.leaseEpoch;
   const epoch = from === undefined ? undefined : from + 1;
-  if (!store.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS, from)) {
-    const now = store.getRun(record.runId);
+  const leases = leasesOf(store);
+  if (!(await leases.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS, from))) {
+    const now = await leases.getRun(record.runId);
     throw new RunNotResumableError(
       record.runId,
       now?.state === "completed"
@@ -156,20 +178,25 @@ function resumeClaimed(agent: ScopeOwner, store: SessionStoreLike & RunLeaseStor
           : `run ${record.runId} (${record.name}) is running in another worker (its lease holds until ${new Date(now?.leaseUntil ?? 0).toISOString()})`,
     );
   }
+  // Another resume in this process may have claimed and started it while this one waited for the store.
+  if (activeRuns.has(record.runId)) throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
   let saved: SavedRun;
   let writer: SessionNodeWriter;
   let node;
   try {
-    writer = new SessionNodeWriter(store, record.sessionId);
-    const nodes = store.readAncestry(record.sessionId, record.runId, { turns: 1 });
+    // Read first: a session deleted since is not created again by opening its writer.
+    const nodes = await readsOf(store).readAncestry(record.sessionId, record.runId, { turns: 1 });
     node = nodes.find((item) => item.id === record.runId);
     if (node === undefined) throw new RunNotResumableError(record.runId, `run ${record.runId} has no node in session ${record.sessionId}`);
     saved = new SavedRun(record.runId, nodes);
+    writer = await SessionNodeWriter.open(store, record.sessionId);
+    await writer.readAhead();
   } catch (error) {
-    store.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason, epoch);
+    await leases.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason, epoch);
     throw error;
   }
-  return continueRun(method, agent, agent, writer, store, node, saved, policyOf(method, override, agent), epoch);
+  const found = node;
+  return () => continueRun(method, agent, agent, writer, store, found, saved, policyOf(method, override, agent), epoch);
 }
 
 function checkResumeArguments(runId: unknown, options: unknown): void {
@@ -187,12 +214,12 @@ function checkResumeArguments(runId: unknown, options: unknown): void {
 export async function resumeRunOf(agent: ScopeOwner, runId: string, options: ResumeRunOptions = {}): Promise<unknown> {
   checkResumeArguments(runId, options);
   const store = storeOf(agent);
-  const record = store === undefined ? undefined : lookUp(store, runId);
+  const record = store === undefined ? undefined : await lookUp(store, runId);
   if (store === undefined || record === undefined) {
     throw new RunNotResumableError(runId, `no resumable run '${runId}' in the store of ${(agent as object).constructor.name} (${agent.contextFor(undefined).store?.store.location ?? "no store"})`);
   }
   if (!owns(agent, record)) throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}, not to an agent of class ${(agent as object).constructor.name}`);
-  return resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy);
+  return (await claimForResume(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy))();
 }
 
 /**
@@ -219,13 +246,13 @@ export async function resumeRun<T = unknown>(runId: string, options: ResumeRunOp
   for (const agent of liveAgents()) {
     const store = storeOf(agent);
     if (store === undefined) continue;
-    const record = lookUp(store, runId);
+    const record = await lookUp(store, runId);
     if (record === undefined) continue;
     stores.add(store);
-    if (owns(agent, record)) return (await resumeClaimed(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy)) as T;
+    if (owns(agent, record)) return (await (await claimForResume(agent, store, record, RESUMABLE_STATES, options.codeChangePolicy))()) as T;
   }
   for (const store of stores) {
-    const record = lookUp(store, runId)!;
+    const record = (await lookUp(store, runId))!;
     throw new RunNotResumableError(runId, `run ${runId} belongs to ${record.name}: construct an agent of that class on this store first`);
   }
   throw new RunNotResumableError(runId, `no resumable run '${runId}' in the stores of this process's agents`);
@@ -269,7 +296,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
   const leftAlone: LeftAloneRun[] = [];
   const running: Promise<ResumedRun>[] = [];
   const now = Date.now();
-  const considerRun = (store: SessionStoreLike & RunLeaseStore, record: RunRecord): void => {
+  const considerRun = async (store: SessionStoreLike & RunLeaseStore, record: RunRecord): Promise<void> => {
     const { runId, name } = record;
     if (activeRuns.has(runId)) return;
     const leave = (reason: LeftAloneReason, message: string): void => void leftAlone.push({ runId, name, reason, message });
@@ -290,7 +317,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
       leave("no-agent", `no agent of the class of ${name} records to this store in this process`);
       return;
     }
-    const nodes = store.readAncestry(record.sessionId, runId, { turns: 1 });
+    const nodes = await readsOf(store).readAncestry(record.sessionId, runId, { turns: 1 });
     const saved = new SavedRun(runId, nodes);
     const external = saved.unfinishedExternal();
     const approval = pendingApproval(nodes.find((node) => node.id === runId)?.metadata ?? {});
@@ -309,28 +336,29 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
               step: approval!.toolName,
               message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
             };
-      if (!store.claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS, record.leaseEpoch)) {
+      if (!(await leasesOf(store).claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS, record.leaseEpoch))) {
         leave("running-elsewhere", `another live worker holds the run`);
         return;
       }
       const epoch = record.leaseEpoch === undefined ? undefined : record.leaseEpoch + 1;
       const fenced = epoch === undefined ? undefined : { fence: { runId, epoch } };
       try {
-        const writer = new SessionNodeWriter(store, record.sessionId);
+        const writer = await SessionNodeWriter.open(store, record.sessionId);
+        await writer.readAhead();
         writer.update(runId, { metadata: { status: "paused", pause: reason, ...(approval === undefined ? {} : { awaitingApproval: null }) } }, fenced);
-        writer.flush(fenced);
+        await writer.flushAsync(fenced);
       } catch (error) {
         // The claim is given back as it was: the next look finds the run again.
-        store.releaseRun(runId, "interrupted", null, epoch);
+        await leasesOf(store).releaseRun(runId, "interrupted", null, epoch);
         throw error;
       }
-      store.releaseRun(runId, "paused", JSON.stringify(reason), epoch);
+      await leasesOf(store).releaseRun(runId, "paused", JSON.stringify(reason), epoch);
       leave(reason.kind, reason.message);
       return;
     }
     let outcome: unknown;
     try {
-      outcome = resumeClaimed(agent, store, record, INTERRUPTED_STATES, undefined);
+      outcome = (await claimForResume(agent, store, record, INTERRUPTED_STATES, undefined))();
     } catch (error) {
       if (RunNotResumableError.isInstance(error)) {
         leave("running-elsewhere", error.message);
@@ -348,7 +376,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
   for (const store of stores) {
     let records: RunRecord[];
     try {
-      records = store.listRuns(["running", "interrupted", "paused", "cancelled"]);
+      records = await leasesOf(store).listRuns(["running", "interrupted", "paused", "cancelled"]);
     } catch (error) {
       // A store its owner closed holds nothing to continue.
       if (options.store === undefined && SessionStoreClosedError.isInstance(error)) continue;
@@ -357,7 +385,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
     for (const record of records) {
       // One run's store fault does not abandon the others (nor runs already started): it is reported for that run.
       try {
-        considerRun(store, record);
+        await considerRun(store, record);
       } catch (error) {
         leftAlone.push({ runId: record.runId, name: record.name, reason: "error", message: `the store failed while looking at the run: ${describeError(error)}` });
       }

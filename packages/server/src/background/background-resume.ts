@@ -1,5 +1,6 @@
 import { withReachBudget, withRunListener, type Agent, type ReachBudget, type ReachPolicy, type RunEventListener, type RunRecord, type SessionStoreLike, type SpendReserver } from "rein";
-import { entryClassFor, agentForRun, runsOf } from "../resume-runs";
+import { entryClassFor, agentForRun } from "../resume-runs";
+import { runsOf, storeReads } from "../store-reads";
 import type { Entries } from "../entries";
 import type { RunChannel } from "./run-channel";
 
@@ -12,8 +13,8 @@ import type { RunChannel } from "./run-channel";
  * the entry again.
  */
 export async function unfinishedRunOf(channel: RunChannel, store: SessionStoreLike, runId: string, storedSessionId: string): Promise<RunRecord | undefined> {
-  const runs = runsOf(store);
-  if (runs === undefined) return undefined;
+  if (runsOf(store) === undefined) return undefined;
+  const reads = storeReads(store);
   let after = 0;
   for (;;) {
     const events = await channel.read(runId, after, 1000);
@@ -21,7 +22,7 @@ export async function unfinishedRunOf(channel: RunChannel, store: SessionStoreLi
     for (const { seq, event } of events) {
       after = seq;
       if (event.type !== "node" || event["phase"] !== "start" || event["role"] !== "code" || typeof event["nodeId"] !== "string") continue;
-      const record = runs.getRun(event["nodeId"]);
+      const record = await reads.getRun(event["nodeId"]);
       if (record === undefined || record.sessionId !== storedSessionId) continue;
       // The outermost run of the attempt: a nested one continues with it.
       return record.state === "running" || record.state === "interrupted" ? record : undefined;
@@ -47,7 +48,7 @@ export function resumeForJob(
   if (entry === undefined) return undefined;
   return (async () => {
     await leaseExpiry(store, record, signal);
-    const agent: Agent = agentForRun(entry, store, record, policy);
+    const agent: Agent = await agentForRun(entry, store, record, policy);
     return withRunListener(
       options.onEvent,
       () => withReachBudget(options.budget, () => agent.resumeRun(record.runId), { policy, ...(options.traceparent === undefined ? {} : { traceparent: options.traceparent }) }),
@@ -58,7 +59,7 @@ export function resumeForJob(
 
 /** Waits until the run's lease has expired (re-read: a live holder may renew it), or `signal` aborts. */
 async function leaseExpiry(store: SessionStoreLike, record: RunRecord, signal: AbortSignal): Promise<void> {
-  const runs = runsOf(store)!;
+  const reads = storeReads(store);
   let current: RunRecord | undefined = record;
   // At most about 5 minutes: a holder that keeps renewing is alive, and resumeRun then refuses the run.
   for (let round = 0; round < 60 && current !== undefined && current.owned && current.leaseUntil !== null && current.leaseUntil > Date.now() && !signal.aborted; round++) {
@@ -67,6 +68,6 @@ async function leaseExpiry(store: SessionStoreLike, record: RunRecord, signal: A
       const timer = setTimeout(resolve, wait);
       signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
     });
-    current = runs.getRun(record.runId);
+    current = await reads.getRun(record.runId);
   }
 }

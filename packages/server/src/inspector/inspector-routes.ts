@@ -5,7 +5,7 @@ import type { Caller } from "../auth/caller";
 import { RequestError, bounded } from "../http-error";
 import { clientSessionId, ownsSession, sessionFor } from "../ownership";
 import { SESSION_ID } from "../request-body";
-import { runsOf } from "../resume-runs";
+import { storeReads } from "../store-reads";
 import { inspectorAsset, inspectorPage, type InspectorAsset } from "./inspector-assets";
 import { safeJson as jsonOf } from "../safe-json";
 
@@ -32,15 +32,17 @@ const MAX_PAGE = 2_000;
  */
 export function mountInspector(app: Hono, options: InspectorRoutesOptions): void {
   const { store, who, readOnly } = options;
+  // On the store's pool when it has one: a slow or stalled database holds the request, never the event loop.
+  const reads = storeReads(store);
   // A long graph is read a page at a time; the store reads a session whole, so the last few sessions read are
   // kept until their next committed write (lastSeq and updatedAt change with every commit, updates included).
   const recent = new Map<string, { version: string; nodes: readonly SessionNode[] }>();
-  const nodesOf = (stored: string): readonly SessionNode[] => {
-    const info = store.getSession(stored);
+  const nodesOf = async (stored: string): Promise<readonly SessionNode[]> => {
+    const info = await reads.getSession(stored);
     const version = `${info.lastSeq}:${info.updatedAt}:${info.nodeCount}`;
     const cached = recent.get(stored);
     if (cached !== undefined && cached.version === version) return cached.nodes;
-    const nodes = store.readNodes(stored);
+    const nodes = await reads.readNodes(stored);
     recent.delete(stored);
     recent.set(stored, { version, nodes });
     if (recent.size > 4) recent.delete(recent.keys().next().value as string);
@@ -60,8 +62,7 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
 
   app.get("/inspector/api/sessions", async (c) => {
     const caller = await who(c, "read");
-    const sessions = store
-      .listSessions()
+    const sessions = (await reads.listSessions())
       .filter((session) => ownsSession(caller, session.id))
       .slice(0, 200)
       .map((session) => ({ ...session, id: clientSessionId(caller, session.id) }));
@@ -70,7 +71,7 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
 
   app.get("/inspector/api/runs", async (c) => {
     const caller = await who(c, "read");
-    const runs = (runsOf(store)?.listRuns() ?? [])
+    const runs = (await reads.listRuns())
       .filter((run) => ownsSession(caller, run.sessionId))
       .slice(0, 200)
       .map((run) => ({ ...run, sessionId: clientSessionId(caller, run.sessionId) }));
@@ -80,11 +81,11 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
   app.get("/inspector/api/sessions/:id/nodes", async (c) => {
     const caller = await who(c, "read");
     const id = c.req.param("id");
-    const stored = SESSION_ID.test(id) ? await sessionFor(caller, id, (candidate) => store.hasSession(candidate)) : undefined;
+    const stored = SESSION_ID.test(id) ? await sessionFor(caller, id, (candidate) => reads.hasSession(candidate)) : undefined;
     if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
     const after = integerOf(c.req.query("after"), -1, "after");
     const limit = Math.min(integerOf(c.req.query("limit"), PAGE, "limit"), MAX_PAGE);
-    const nodes = nodesOf(stored);
+    const nodes = await nodesOf(stored);
     const start = firstAfter(nodes, after);
     const page = withGuidance(nodes, nodes.slice(start, start + limit));
     return c.body(jsonOf({ sessionId: id, total: nodes.length, nodes: page, more: start + limit < nodes.length }), 200, { "content-type": "application/json" });

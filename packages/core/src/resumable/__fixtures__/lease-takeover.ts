@@ -46,7 +46,9 @@ const stall = (ms: number): void => void Atomics.wait(new Int32Array(new SharedA
 /**
  * Declares the take-over test for the stores `open` makes: worker A's and
  * worker B's (the same object for a store one process holds, like the
- * in-memory one; two stores on one database otherwise). `open` is given
+ * in-memory one; two stores on one database otherwise). B's store must
+ * answer synchronously (no `asyncLeases`): both workers share this
+ * process, and a claim on a pool would need the event loop A's stall holds. `open` is given
  * B's copy of core, to build B's store from it where that matters. Both
  * are closed after the test.
  * @internal
@@ -68,13 +70,16 @@ export function describeLeaseTakeover(name: string, open: (workerB: Core) => [Le
       const agentB = new JobB({ context: workerB.Context.forSession(storeB, "s") });
       let runId = "";
       let finishedByB: Promise<unknown> | undefined;
+      let seenAfterClaim: core.RunRecord | undefined;
       const JobA = jobClass(core, async (text) => {
         runId = storeA.listRuns().at(-1)!.runId;
         // Worker A's event loop is stuck past its lease: nothing renews it.
         while (storeA.getRun(runId)!.leaseUntil! >= Date.now()) stall(5);
-        // Meanwhile worker B takes the run over (its claim is made inside resumeRun, before it first waits).
+        // Meanwhile worker B takes the run over. B's store answers synchronously, so the claim is made within
+        // resumeRun's first microtasks, before any timer of A's (its overdue lease renewal) can run.
         finishedByB = agentB.resumeRun(runId);
-        expect(storeB.getRun(runId)).toMatchObject({ state: "running", owned: true, leaseEpoch: 2 });
+        for (let turn = 0; turn < 1_000 && storeB.getRun(runId)!.leaseEpoch !== 2; turn++) await null;
+        seenAfterClaim = storeB.getRun(runId);
         await finishedByB;
         return `A's work on ${text}`;
       });
@@ -85,6 +90,7 @@ export function describeLeaseTakeover(name: string, open: (workerB: Core) => [Le
         (error: unknown) => error,
       );
 
+      expect(seenAfterClaim).toMatchObject({ state: "running", owned: true, leaseEpoch: 2 });
       expect(await finishedByB).toBe("B's work on fetched report (report)");
       // A's late write was refused by the store: the attempt stopped, with the refusal as its cause.
       expect(core.RunPausedError.isInstance(errorA)).toBe(true);
