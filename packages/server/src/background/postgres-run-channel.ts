@@ -34,6 +34,8 @@ export const DEFAULT_RUN_EVENT_RETENTION_MS = 7 * 24 * 3_600_000;
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,40}$/;
 const CONTROL_ACTIONS: readonly string[] = ["cancel", "approve", "deny"];
+/** The `application_name` of the connection that listens. @internal */
+export const LISTENER_NAME = "rein run channel listener";
 
 /** What a control request is about: the run's cancel, or one tool call's answer (each given once). */
 function subjectOf(request: RunControl): string {
@@ -67,6 +69,8 @@ export class PostgresRunChannel implements RunChannel {
   private pool: Pool | undefined;
   private ready: Promise<Pool> | undefined;
   private listener: Promise<Client> | undefined;
+  /** When (the database's clock, as text) the current listening connection began to listen. */
+  private listeningSince: string | undefined;
   private readonly followers = new Map<string, Set<() => void>>();
   private readonly controlHandlers = new Set<(request: RunControl) => void>();
   /** The next seq of each run this process appends to, and the chain its appends go through in order. */
@@ -155,7 +159,8 @@ export class PostgresRunChannel implements RunChannel {
     const opened = (async () => {
       await this.start();
       const { Client: ClientClass } = require("pg") as typeof import("pg");
-      const client = new ClientClass({ connectionString: this.options.connectionString });
+      // Named, so an operator sees it in pg_stat_activity.
+      const client = new ClientClass({ connectionString: this.options.connectionString, application_name: LISTENER_NAME });
       client.on("notification", (message) => this.dispatch(message));
       client.on("error", (error) => {
         this.report(error);
@@ -174,6 +179,15 @@ export class PostgresRunChannel implements RunChannel {
       await client.query(`LISTEN "${this.queuedChannel}"`);
       // Anything appended between a follower's first read and this LISTEN: read again.
       this.wakeAll();
+      // Listening again after a lost connection: the control requests recorded since the lost one began to listen
+      // reach the handlers now (a cancel or an answer sent meanwhile was recorded, its NOTIFY missed); handlers
+      // take a request twice as once. Idle workers ask for queued runs at once.
+      const previous = this.listeningSince;
+      this.listeningSince = ((await client.query<{ now: string }>("SELECT now()::text AS now")).rows[0]!).now;
+      if (previous !== undefined) {
+        await this.replayControls(previous);
+        for (const handler of this.queuedHandlers) handler();
+      }
       return client;
     })();
     this.listener = opened;
@@ -183,6 +197,21 @@ export class PostgresRunChannel implements RunChannel {
       this.report(error);
       setTimeout(() => this.listen(), 1000).unref();
     });
+  }
+
+  /** Gives the control handlers every request recorded since `since` (the database's clock), in the order recorded. */
+  private async replayControls(since: string): Promise<void> {
+    if (this.controlHandlers.size === 0) return;
+    const pool = await this.start();
+    const found = await pool.query<{ run_id: string; action: string; tool_call_id: string | null }>(
+      `SELECT run_id, action, tool_call_id FROM "${this.schema}".rein_run_controls WHERE created_at >= $1::timestamptz ORDER BY created_at`,
+      [since],
+    );
+    for (const row of found.rows) {
+      if (!CONTROL_ACTIONS.includes(row.action)) continue;
+      const request: RunControl = { runId: row.run_id, action: row.action as RunControl["action"], ...(row.tool_call_id === null ? {} : { toolCallId: row.tool_call_id }) };
+      for (const handler of this.controlHandlers) handler(request);
+    }
   }
 
   private wakeAll(): void {
