@@ -8,6 +8,7 @@ import {
   type ResumeInterruptedReport,
   type RunRecord,
   type SessionStoreLike,
+  type ToolApprover,
 } from "rein";
 import { isAgentClass, type EntryClass, type Entries } from "./entries";
 import { runsOf, storeReads } from "./store-reads";
@@ -43,15 +44,16 @@ export function entryClassFor(entries: Entries, name: string): EntryClass | unde
 
 /**
  * An agent of the run's class, recording to the run's session of `store`,
- * under the server's local policy: the one that resumes the run. Its
+ * under the server's local policy: the one that resumes the run, asking
+ * `approveToolCall` (when given) about its `requiresApproval` calls. Its
  * session's writer is opened on the store's pool when it has one, so no
  * synchronous read holds the event loop.
  * @internal
  */
-export async function agentForRun(entry: EntryClass, store: SessionStoreLike, record: RunRecord, reach: ReachPolicy): Promise<Agent> {
-  const construct = entry as unknown as new (options: { context: Context; reach: ReachPolicy }) => Agent;
+export async function agentForRun(entry: EntryClass, store: SessionStoreLike, record: RunRecord, reach: ReachPolicy, approveToolCall?: ToolApprover): Promise<Agent> {
+  const construct = entry as unknown as new (options: { context: Context; reach: ReachPolicy; approveToolCall?: ToolApprover }) => Agent;
   const writer = await SessionNodeWriter.open(store, record.sessionId);
-  return new construct({ context: Context.forSession(writer, record.sessionId), reach });
+  return new construct({ context: Context.forSession(writer, record.sessionId), reach, ...(approveToolCall === undefined ? {} : { approveToolCall }) });
 }
 
 /**

@@ -1,4 +1,15 @@
-import { withReachBudget, withRunListener, type Agent, type ReachBudget, type ReachPolicy, type RunEventListener, type RunRecord, type SessionStoreLike, type SpendReserver } from "rein";
+import {
+  withReachBudget,
+  withRunListener,
+  type Agent,
+  type ReachBudget,
+  type ReachPolicy,
+  type RunEventListener,
+  type RunRecord,
+  type SessionStoreLike,
+  type SpendReserver,
+  type ToolApprover,
+} from "rein";
 import { entryClassFor, agentForRun } from "../resume-runs";
 import { runsOf, storeReads } from "../store-reads";
 import type { Entries } from "../entries";
@@ -36,19 +47,31 @@ export async function unfinishedRunOf(channel: RunChannel, store: SessionStoreLi
  * (the lease fences the two: a worker that is in fact alive keeps it, and
  * this attempt is then refused), then resumes it on its original node with
  * an agent of its entry class, under the job's budget, reporting to
- * `onEvent` and cancelled by `signal`. Finished steps return their saved
+ * `onEvent`, asking `approveToolCall` (the job's approvals, answered from
+ * any instance) about its `requiresApproval` calls, and cancelled by `signal`. Finished steps return their saved
  * results without running again. `undefined` when no listed entry class
  * owns the run (the caller then calls the entry as on a first attempt).
  */
 export function resumeForJob(
-  options: { entries: Entries; store: SessionStoreLike; record: RunRecord; policy: ReachPolicy; budget: ReachBudget; traceparent?: string; signal: AbortSignal; onEvent: RunEventListener; spend?: SpendReserver },
+  options: {
+    entries: Entries;
+    store: SessionStoreLike;
+    record: RunRecord;
+    policy: ReachPolicy;
+    budget: ReachBudget;
+    traceparent?: string;
+    signal: AbortSignal;
+    onEvent: RunEventListener;
+    spend?: SpendReserver;
+    approveToolCall?: ToolApprover;
+  },
 ): Promise<unknown> | undefined {
   const { store, record, policy, signal } = options;
   const entry = entryClassFor(options.entries, record.name);
   if (entry === undefined) return undefined;
   return (async () => {
     await leaseExpiry(store, record, signal);
-    const agent: Agent = await agentForRun(entry, store, record, policy);
+    const agent: Agent = await agentForRun(entry, store, record, policy, options.approveToolCall);
     return withRunListener(
       options.onEvent,
       () => withReachBudget(options.budget, () => agent.resumeRun(record.runId), { policy, ...(options.traceparent === undefined ? {} : { traceparent: options.traceparent }) }),

@@ -142,7 +142,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       const traceparent = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
       // A retry of a run whose earlier attempt died: its resumable run continues, finished steps not run again.
       const unfinished = channel === undefined ? undefined : await unfinishedRunOf(channel, store, job.runId, job.storedSessionId);
-      const resumed = unfinished === undefined ? undefined : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, ...spend, signal: controller.signal, onEvent });
+      const resumed =
+        unfinished === undefined
+          ? undefined
+          : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver });
       const aborted = new Promise<typeof CANCELLED>((resolve) => {
         if (controller.signal.aborted) resolve(CANCELLED);
         controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
