@@ -5,6 +5,7 @@ import { NO_QUEUE, enqueueRun, prefersAsync } from "./background/background-rout
 import { CANCELLED, callEntry } from "./call-entry";
 import { STATUS_OF, bounded, type ErrorType } from "./http-error";
 import { flightKey, storedSessionId } from "./ownership";
+import { followQueued } from "./background/follow-queued";
 import { readRunBody } from "./request-body";
 import type { RouteKit } from "./route-kit";
 import type { ResumeEntry } from "./run-feed";
@@ -58,7 +59,12 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
       if (c.req.header("x-run-id") !== undefined) return fail(c, "invalid_run_id", "a background run (Prefer: respond-async) gets its id from the server: leave X-Run-Id out");
       const admitted = admit(c, caller, "this entry");
       const args = { caller, entry: body.entry, args: body.args, sessionId: body.sessionId, budget: admitted.budget, traceparent: admitted.traceparent, ...admitted.caller };
-      const queuedId = await enqueueRun(queue, report, args, keys);
+      const { runId: queuedId, storedSessionId: queuedSession } = await enqueueRun(queue, report, args, keys);
+      // Listed in this server's runs feed (and the Inspector) as it runs on a worker: its log, read from the channel.
+      if (queue.channel !== undefined) {
+        const tracked = feed.track({ owner: caller.owner, runId: queuedId, entry: body.entry, storedSessionId: queuedSession, budget: admitted.budget });
+        followQueued({ channel: queue.channel, queue, runId: queuedId, tracked, report, closing: () => state.closing });
+      }
       c.header("X-Run-Id", queuedId);
       c.header("Location", `/v1/runs/${queuedId}`);
       c.header("Preference-Applied", "respond-async");

@@ -19,8 +19,11 @@ export interface RunSummary {
   readonly entry: string;
   /** The session the run records to, as the subscriber names it. */
   readonly sessionId: string;
-  /** `paused`: the entry returned a turn paused on an approval, which waits in `approvals`. */
-  readonly status: "running" | "paused" | "completed" | "error" | "cancelled";
+  /**
+   * `queued`: a background run (`Prefer: respond-async`) no worker has begun;
+   * `paused`: the entry returned a turn paused on an approval, which waits in `approvals`.
+   */
+  readonly status: "queued" | "running" | "paused" | "completed" | "error" | "cancelled";
   /** Epoch ms. */
   readonly startedAt: number;
   /** Epoch ms; absent while running. */
@@ -113,6 +116,12 @@ export type ResumeEntry = (resumption: {
   readonly approveToolCall: ToolApprover;
 }) => Promise<unknown>;
 
+/** What {@link RunFeed.track} gives back for a background run: its log's events, then how it ended. @internal */
+export interface TrackedRun {
+  event(event: RunEvent | ApprovalRequestEvent): void;
+  end(status: "completed" | "error" | "cancelled", error?: { readonly name: string; readonly message: string }): void;
+}
+
 /** What {@link RunFeed.watch} needs of a run. @internal */
 export interface WatchOptions {
   readonly owner: string;
@@ -150,7 +159,40 @@ export class RunFeed {
    * answering it resumes the turn through `resume` (watched as the same run).
    */
   watch(run: WatchOptions): WatchedRun {
-    const key = `${++this.#next}`;
+    return this.#attempt(this.#add(run, "running"), run, run.signal, run.emit);
+  }
+
+  /**
+   * Lists a background run this server queued: `queued` until its log's
+   * first event, then updated by every event the worker executing it
+   * records (read from the run channel by `background/follow-queued.ts`),
+   * its pending approvals those its `approval-request` events ask and no
+   * `tool-result` has answered yet, until `end`.
+   */
+  track(run: Pick<WatchOptions, "owner" | "runId" | "entry" | "storedSessionId" | "budget">): TrackedRun {
+    const tracked = this.#add(run, "queued");
+    const waiting = new Map<string, PendingApproval>();
+    tracked.pending = () => [...waiting.values()];
+    this.#changed(tracked);
+    return {
+      event: (event) => {
+        if (tracked.summary.status === "queued") tracked.summary = { ...tracked.summary, status: "running" };
+        if (event.type === "approval-request") {
+          const { toolCallId, toolName, input, expiresAt } = event;
+          waiting.set(toolCallId, { toolCallId, toolName, input, requestedAt: Date.now(), expiresAt });
+        } else if (event.type === "tool-result") waiting.delete(event.toolCallId);
+        this.#apply(tracked, run.runId, event, event.type === "approval-request" || event.type === "tool-result");
+      },
+      end: (status, error) => {
+        waiting.clear();
+        tracked.summary = { ...tracked.summary, status, endedAt: Date.now(), ...(error === undefined ? {} : { error: { name: error.name, message: error.message } }) };
+        this.#changed(tracked);
+        this.#forgetOld();
+      },
+    };
+  }
+
+  #add(run: Pick<WatchOptions, "owner" | "runId" | "entry" | "storedSessionId" | "budget">, status: "queued" | "running"): Tracked {
     const startedAt = Date.now();
     const tracked: Tracked = {
       owner: run.owner,
@@ -158,7 +200,7 @@ export class RunFeed {
       summary: {
         runId: run.runId,
         entry: run.entry,
-        status: "running",
+        status,
         startedAt,
         requests: 0,
         inputTokens: 0,
@@ -169,9 +211,24 @@ export class RunFeed {
       },
       pending: () => [],
     };
+    const key = `${++this.#next}`;
     this.#runs.set(key, tracked);
     this.#order.push(key);
-    return this.#attempt(tracked, run, run.signal, run.emit);
+    return tracked;
+  }
+
+  /** A run's event: its usage and reach figures, then to the subscribers (the run's new state too when it changed). */
+  #apply(tracked: Tracked, runId: string, event: RunEvent | ApprovalRequestEvent, changed = false): void {
+    if (event.type === "text-delta") return;
+    const summary = tracked.summary;
+    if (event.type === "model-response") {
+      tracked.summary = { ...summary, requests: summary.requests + 1, inputTokens: summary.inputTokens + event.usage.inputTokens, outputTokens: summary.outputTokens + event.usage.outputTokens };
+    } else if (event.type === "reach-status") {
+      const reach = figuresOf(event);
+      tracked.summary = { ...summary, reach, costUsd: Math.max(summary.costUsd, reach.costUsd.used) };
+    }
+    this.#publish(tracked, { type: "run-event", runId, event });
+    if (changed || tracked.summary !== summary || event.type === "tool-result") this.#changed(tracked);
   }
 
   /** One stretch of a run: its first call, or the resume of its paused turn. */
@@ -193,16 +250,7 @@ export class RunFeed {
       approver: approvals.approver,
       event(event) {
         approvals.observe(event);
-        if (event.type === "text-delta") return;
-        const summary = tracked.summary;
-        if (event.type === "model-response") {
-          tracked.summary = { ...summary, requests: summary.requests + 1, inputTokens: summary.inputTokens + event.usage.inputTokens, outputTokens: summary.outputTokens + event.usage.outputTokens };
-        } else if (event.type === "reach-status") {
-          const reach = figuresOf(event);
-          tracked.summary = { ...summary, reach, costUsd: Math.max(summary.costUsd, reach.costUsd.used) };
-        }
-        feed.#publish(tracked, { type: "run-event", runId: run.runId, event });
-        if (tracked.summary !== summary || event.type === "tool-result") feed.#changed(tracked);
+        feed.#apply(tracked, run.runId, event);
       },
       async settle(outcome) {
         let paused: PausedTurn | undefined;
@@ -291,7 +339,8 @@ export class RunFeed {
     // A paused run whose approval still waits for a person is kept like a running one.
     const ended = (key: string) => {
       const tracked = this.#runs.get(key);
-      return tracked === undefined || (tracked.summary.status !== "running" && (tracked.summary.status !== "paused" || tracked.pending().length === 0));
+      const status = tracked?.summary.status;
+      return tracked === undefined || (status !== "running" && status !== "queued" && (status !== "paused" || tracked.pending().length === 0));
     };
     let finished = this.#order.filter(ended).length;
     for (let index = 0; index < this.#order.length && finished > RECENT; ) {

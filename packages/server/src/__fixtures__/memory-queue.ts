@@ -7,16 +7,21 @@ export class MemoryChannel implements RunChannel {
   readonly controls: RunControl[] = [];
   readonly subjects = new Set<string>();
   readonly handlers = new Set<(request: RunControl) => void>();
+  readonly followers = new Map<string, Set<() => void>>();
   async append(runId: string, events: readonly StoredRunEvent["event"][]): Promise<void> {
     const log = this.logs.get(runId) ?? [];
     for (const event of events) log.push({ seq: log.length + 1, event });
     this.logs.set(runId, log);
+    for (const wake of this.followers.get(runId) ?? []) wake();
   }
   async read(runId: string, afterSeq: number, limit = 500): Promise<StoredRunEvent[]> {
     return (this.logs.get(runId) ?? []).slice(afterSeq, afterSeq + limit);
   }
-  follow(): () => void {
-    return () => undefined;
+  follow(runId: string, wake: () => void): () => void {
+    const set = this.followers.get(runId) ?? new Set();
+    set.add(wake);
+    this.followers.set(runId, set);
+    return () => set.delete(wake);
   }
   async control(request: RunControl): Promise<boolean> {
     const subject = `${request.runId}|${request.action === "cancel" ? "cancel" : `call:${request.toolCallId}`}`;

@@ -21,7 +21,7 @@ export const NO_QUEUE = "background runs (Prefer: respond-async) need a queue: c
 
 /**
  * @internal Puts an admitted run on the queue and returns its new id (a
- * UUID: 128 random bits). The job carries the caller's owner key, so only
+ * UUID: 128 random bits) and the session it records to (as stored). The job carries the caller's owner key, so only
  * it (or an admin) reads the run; a queue that cannot be reached is a 503.
  * A capped key's run starts here as in the request ({@link startKeyRun}):
  * over a cap it is a 429 `budget_exhausted` with `Retry-After` and nothing
@@ -33,9 +33,10 @@ export async function enqueueRun(
   report: (error: unknown) => void,
   run: { caller: Caller; entry: string; args: readonly unknown[]; sessionId: string | undefined; budget: ReachBudget; traceparent: string | undefined; callerRunId?: string },
   keys?: ApiKeyStore,
-): Promise<string> {
+): Promise<{ runId: string; storedSessionId: string }> {
   const runId = randomUUID();
   const sessionId = run.sessionId ?? `run-${runId}`;
+  const stored = storedSessionId(run.caller, sessionId);
   const keyRun = await startKeyRun(keys, run.caller, report, runId);
   try {
     await queue.send({
@@ -43,7 +44,7 @@ export async function enqueueRun(
       entry: run.entry,
       args: run.args,
       sessionId,
-      storedSessionId: storedSessionId(run.caller, sessionId),
+      storedSessionId: stored,
       owner: run.caller.owner,
       budget: budgetToJob(run.budget),
       ...(run.traceparent === undefined ? {} : { traceparent: run.traceparent }),
@@ -55,7 +56,7 @@ export async function enqueueRun(
     await keyRun?.end().catch(report);
     throw new RequestError("store_unavailable", "the run queue is unavailable; retry later");
   }
-  return runId;
+  return { runId, storedSessionId: stored };
 }
 
 /**

@@ -10,6 +10,7 @@ import { startEmbeddedPostgres, freshSchemaName, type EmbeddedPostgresServer } f
 import { createServer } from "../create-server";
 import { InMemoryApiKeyStore } from "../auth";
 import { researcherFactory, Thrower } from "../__fixtures__/agents";
+import { sseReader } from "../__fixtures__/sse-reader";
 import type { Entries } from "../entries";
 import { PgBossQueue } from "./pg-boss-queue";
 import { startBackgroundWorker, type BackgroundWorker } from "./background-worker";
@@ -107,6 +108,30 @@ describe("background runs on pg-boss", () => {
     expect(done["state"]).toBe("error");
     expect(done["result"]).toBeNull();
     expect(done["error"]).toEqual({ type: "run_error", name: "Error", message: "the entry failed" });
+  });
+
+  it("the runs feed of the server that queued it lists the run queued, then how it ended on the worker (read from the run channel on Postgres); another key's feed does not", async () => {
+    const { app, alice, bob, startWorker, post } = await cluster();
+    const subscribe = async (key: string) => sseReader(await app.request("/v1/runs/events", { headers: { authorization: `Bearer ${key}` } }));
+    const feed = await subscribe(alice);
+    const others = await subscribe(bob);
+    await feed.next((event) => event.event === "snapshot");
+    await others.next((event) => event.event === "snapshot");
+    try {
+      const { runId } = (await (await post(alice, { entry: "research", task: "task-feed", sessionId: "fs" })).json()) as { runId: string };
+      const runOf = (event: { event: string; data: Record<string, unknown> }) => (event.event === "run" && (event.data["run"] as { runId: string }).runId === runId ? (event.data["run"] as Record<string, unknown>) : undefined);
+      expect(runOf(await feed.next((event) => runOf(event) !== undefined))).toMatchObject({ status: "queued", entry: "research", sessionId: "fs" });
+      await startWorker();
+      const ended = await feed.next((event) => ["completed", "error", "cancelled"].includes(String(runOf(event)?.["status"])));
+      expect(runOf(ended)).toMatchObject({ runId, status: "completed", requests: 1, inputTokens: 7, outputTokens: 3 });
+      // Bob's feed got nothing of Alice's run: a later snapshot lists none of it either.
+      const late = await subscribe(bob);
+      expect((await late.next((event) => event.event === "snapshot")).data["runs"]).toEqual([]);
+      await late.close();
+    } finally {
+      await feed.close();
+      await others.close();
+    }
   });
 
   it("a background run may not choose its id: X-Run-Id with Prefer: respond-async is a 400", async () => {

@@ -10,6 +10,8 @@ import type { Entries } from "../entries";
 import { deployments, inspectorEntries, waitingProviders } from "../__fixtures__/inspector-agents";
 import { pipelineCalls, pipelineFaults, resumableEntries } from "../__fixtures__/agents";
 import { withUnsignedPolicyHeaders } from "../__fixtures__/unsigned-headers";
+import { MemoryQueue } from "../__fixtures__/memory-queue";
+import { startBackgroundWorker } from "../background/background-worker";
 
 /** Screenshots the tests take (git-ignored): docs/inspector.md shows them. */
 export const ARTIFACTS = resolve(__dirname, "..", "..", "..", "..", "test-artifacts", "inspector");
@@ -42,8 +44,8 @@ afterEach(async () => {
   expect(pageErrors).toEqual([]);
 });
 
-async function open(entries: Entries, store: SessionStoreLike = new InMemorySessionStore(), viewport = { width: 1280, height: 800 }): Promise<Page> {
-  server = await serve({ app: createServer({ entries, store, reach, mintRootBudget: true, inspector: true }), resumeInterrupted: false, warn: () => undefined });
+async function open(entries: Entries, store: SessionStoreLike = new InMemorySessionStore(), viewport = { width: 1280, height: 800 }, queue?: MemoryQueue): Promise<Page> {
+  server = await serve({ app: createServer({ entries, store, reach, mintRootBudget: true, inspector: true, ...(queue === undefined ? {} : { queue }) }), resumeInterrupted: false, warn: () => undefined });
   const context = await browser.newContext({ viewport });
   page = await context.newPage();
   page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -106,6 +108,31 @@ describe("the Inspector page (headless Chromium)", () => {
     await runRow("wait", "cancelled").waitFor();
     expect(await runsTable().getByRole("button", { name: "Stop", exact: true }).count()).toBe(0);
     expect(await notReloaded()).toBe(true);
+  });
+
+  it("a background run this server queued shows queued with Stop; Stop cancels it, and the row turns cancelled when a worker takes it", async () => {
+    const queue = new MemoryQueue({ channel: true });
+    const store = new InMemorySessionStore();
+    await open(inspectorEntries, store, undefined, queue);
+    const accepted = await fetch(`${server!.url}/v1/agent/run`, {
+      method: "POST",
+      headers: { "content-type": "application/json", prefer: "respond-async" },
+      body: JSON.stringify({ entry: "quick", task: "later" }),
+    });
+    expect(accepted.status).toBe(202);
+    await runRow("quick", "queued").waitFor();
+    await runRow("quick", "queued").getByRole("button", { name: "Stop", exact: true }).click();
+    while (queue.channel!.controls.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(queue.channel!.controls).toEqual([expect.objectContaining({ action: "cancel" })]);
+    const worker = await startBackgroundWorker({ entries: inspectorEntries, store, queue, onInternalError: () => undefined });
+    try {
+      await runRow("quick", "cancelled").waitFor();
+      expect(await runsTable().getByRole("button", { name: "Stop", exact: true }).count()).toBe(0);
+      expect(await notReloaded()).toBe(true);
+    } finally {
+      await Promise.all(queue.done);
+      await worker.stop();
+    }
   });
 
   it("Approve lets the waiting tool call run once and the turn completes", async () => {

@@ -14,7 +14,8 @@
     live.forEach(function (run) {
       var selected = state.selected && state.selected.kind === "run" && state.selected.runId === run.runId;
       var actions = [];
-      if (!state.readOnly && run.status === "running") {
+      // A queued background run can be stopped too: it ends cancelled without running.
+      if (!state.readOnly && (run.status === "running" || run.status === "queued")) {
         actions.push(el("button", { type: "button", class: "danger", text: "Stop", "aria-describedby": "run-" + run.runId, onclick: function () { inspector.stop(run.runId); } }));
       }
       body.appendChild(

@@ -48,7 +48,7 @@
     title.appendChild(document.createTextNode(run.entry + " "));
     title.appendChild(inspector.statusBadge(run.status));
     // Stop beside the run too: on a narrow screen the table's last column may be scrolled out of view.
-    if (!state.readOnly && run.status === "running") {
+    if (!state.readOnly && (run.status === "running" || run.status === "queued")) {
       title.appendChild(el("button", { type: "button", class: "danger", text: "Stop", "aria-describedby": "run-title", onclick: function () { inspector.stop(run.runId); } }));
     }
     if (run.error) inspector.notice(run.error.name + ": " + run.error.message);
