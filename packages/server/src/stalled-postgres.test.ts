@@ -98,6 +98,29 @@ async function stopDatabase(): Promise<{ allStopped: () => boolean; resume: () =
   };
 }
 
+/**
+ * Starts `requests` with every database process stopped and checks, half a
+ * second on, that they are still waiting while `/healthz` of `url` answers
+ * (the event loop is free); then resumes the database and resolves with
+ * their answers.
+ */
+async function waitWhileStopped<T>(url: string, requests: () => Promise<T>): Promise<T> {
+  const { allStopped, resume } = await stopDatabase();
+  let answers: Promise<T>;
+  let answered = false;
+  try {
+    answers = requests();
+    void answers.then(() => (answered = true));
+    await new Promise((done) => setTimeout(done, 500));
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect(allStopped()).toBe(true);
+    expect(answered).toBe(false);
+  } finally {
+    resume();
+  }
+  return answers;
+}
+
 describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
   it("/healthz and a run that reads no Postgres store answer while the database is stopped; once it resumes every queued node is stored", async () => {
     // A request timeout far beyond the stall: a blocking commit would hold the event loop until SIGCONT.
@@ -325,11 +348,8 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       const runId = store.listRuns()[0]!.runId;
       const get = (path: string) => fetch(`${app.url}${path}`).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> }));
 
-      const { allStopped, resume } = await stopDatabase();
-      let answers: Promise<{ status: number; body: Record<string, unknown> }[]>;
-      let answered = false;
-      try {
-        answers = Promise.all([
+      const answers = await waitWhileStopped(app.url, () =>
+        Promise.all([
           get("/v1/runs"),
           get(`/v1/runs/${runId}`),
           get("/v1/sessions/kept"),
@@ -337,16 +357,9 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
           get("/inspector/api/sessions"),
           get("/inspector/api/runs"),
           get("/inspector/api/sessions/kept/nodes"),
-        ]);
-        void answers.then(() => (answered = true));
-        await new Promise((done) => setTimeout(done, 500));
-        expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
-        expect(allStopped()).toBe(true);
-        expect(answered).toBe(false);
-      } finally {
-        resume();
-      }
-      const [list, one, session, graph, sessions, inspectorRuns, inspectorNodes] = await answers;
+        ]),
+      );
+      const [list, one, session, graph, sessions, inspectorRuns, inspectorNodes] = answers;
       expect(list).toMatchObject({ status: 200, body: { runs: [{ runId, state: "completed" }] } });
       expect(one).toMatchObject({ status: 200, body: { runId, state: "completed", entry: "Quick.work" } });
       expect(session.status).toBe(200);
@@ -383,27 +396,14 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       const [record] = await store.asyncLeases!.listRuns();
       expect(record).toMatchObject({ name: "Steps.work", state: "error" });
 
-      const { allStopped, resume } = await stopDatabase();
-      let answer: Promise<{ status: number; body: Record<string, unknown> }>;
-      let answered = false;
-      try {
-        answer = fetch(`${app.url}/v1/runs/${record!.runId}/resume`, {
+      const answer = await waitWhileStopped(app.url, () =>
+        fetch(`${app.url}/v1/runs/${record!.runId}/resume`, {
           method: "POST",
           headers: { "content-type": "application/json", "X-Agent-Policy": encodePolicyHeader({ depth: 3 }) },
           body: "{}",
-        }).then(async (response) => ({
-          status: response.status,
-          body: (await response.json()) as Record<string, unknown>,
-        }));
-        void answer.then(() => (answered = true));
-        await new Promise((done) => setTimeout(done, 500));
-        expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
-        expect(allStopped()).toBe(true);
-        expect(answered).toBe(false);
-      } finally {
-        resume();
-      }
-      expect(await answer).toMatchObject({ status: 200, body: { status: "completed", result: "x-1-2" } });
+        }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> })),
+      );
+      expect(answer).toMatchObject({ status: 200, body: { status: "completed", result: "x-1-2" } });
       // The finished step returned its saved result: only the second ran on resume.
       expect(calls).toEqual(["first", "second"]);
       expect(await store.asyncLeases!.getRun(record!.runId)).toMatchObject({ state: "completed", owned: false });
