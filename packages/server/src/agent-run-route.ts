@@ -62,8 +62,8 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
       const { runId: queuedId, storedSessionId: queuedSession } = await enqueueRun(queue, report, args, keys);
       // Listed in this server's runs feed (and the Inspector) as it runs on a worker: its log, read from the channel.
       if (queue.channel !== undefined) {
-        const tracked = feed.track({ owner: caller.owner, runId: queuedId, entry: body.entry, storedSessionId: queuedSession, budget: admitted.budget });
-        followQueued({ channel: queue.channel, queue, runId: queuedId, tracked, report, closing: () => state.closing });
+        const track = () => feed.track({ owner: caller.owner, runId: queuedId, entry: body.entry, storedSessionId: queuedSession, budget: admitted.budget });
+        followQueued({ channel: queue.channel, queue, runId: queuedId, track, report, closing: () => state.closing });
       }
       c.header("X-Run-Id", queuedId);
       c.header("Location", `/v1/runs/${queuedId}`);

@@ -10,6 +10,7 @@ import type { EntryInit } from "../entries";
 import { MemoryQueue } from "../__fixtures__/memory-queue";
 import { sseReader } from "../__fixtures__/sse-reader";
 import { startBackgroundWorker } from "./background-worker";
+import { checkQuietRuns } from "./follow-queued";
 
 class Shipper extends Agent {
   static methodOptions = { deploy: { tool: true, requiresApproval: true, description: "Deploy a service." } };
@@ -75,5 +76,27 @@ it("a queued run is listed queued, then running with its pending approval, then 
     await feed.close();
     await Promise.all(queue.done);
     await worker.stop();
+  }
+});
+
+it("a run whose job ended without a run-end in its log (out of retries) is ended in the feed as the queue has it, when its quiet log is looked up", async () => {
+  const queue = new MemoryQueue({ channel: true });
+  const app = createServer({ entries: { ship: [shipper, "ship"] }, store: new InMemorySessionStore(), queue, mintRootBudget: true, onInternalError: () => undefined });
+  const feed = sseReader(await app.request("/v1/runs/events"));
+  await feed.next((event) => event.event === "snapshot");
+  try {
+    const accepted = await app.request("/v1/agent/run", { method: "POST", headers: { "content-type": "application/json", prefer: "respond-async" }, body: JSON.stringify({ entry: "ship", task: "x" }) });
+    const { runId } = (await accepted.json()) as { runId: string };
+    const runOf = (event: { event: string; data: Record<string, unknown> }) => (event.event === "run" && (event.data["run"] as Summary).runId === runId ? (event.data["run"] as Summary) : undefined);
+    await feed.next((event) => runOf(event)?.status === "queued");
+    // Its workers died on every attempt: the queue has it as failed, and no worker wrote its run-end.
+    const { job } = (await queue.get(runId))!;
+    queue.records.set(runId, { job, state: "error", outcome: { status: "error", result: null, error: { type: "worker_error", name: "Error", message: "out of retries" } } });
+    // Still queued until its quiet log is looked up in the queue.
+    await checkQuietRuns(queue, () => undefined, () => false, 0);
+    const ended = await feed.next((event) => runOf(event)?.status === "error");
+    expect(ended.data["run"]).toMatchObject({ runId, status: "error", error: { name: "Error", message: "out of retries" } });
+  } finally {
+    await feed.close();
   }
 });

@@ -4,27 +4,55 @@ import type { TrackedRun } from "../run-feed";
 import type { BackgroundQueue } from "./background-queue";
 import type { RunChannel } from "./run-channel";
 
-/** How often a followed run whose log has not ended is looked up in the queue (a job out of retries writes no `run-end`). */
-const CHECK_MS = 15_000;
+/** How often the followed runs whose logs went quiet are looked up in the queue (a job out of retries writes no `run-end`). */
+const CHECK_MS = 30_000;
+/** Runs looked up in the queue per check, the longest quiet first: a backlog of queued runs costs the database little. */
+const CHECKS_PER_ROUND = 20;
+/** Background runs one server follows at once; a run queued beyond them is not listed in its feed (`GET /v1/runs` lists it). */
+export const MAX_FOLLOWED = 500;
+
+interface Follower {
+  readonly runId: string;
+  /** When its log last gave an event (or it began to be followed). */
+  heard: number;
+  /** Reads what is new in the log, then resolves. */
+  readonly wake: () => Promise<void>;
+  readonly end: (status: "completed" | "error" | "cancelled", error?: { name: string; message: string }) => void;
+}
+
+/** The runs a queue's server follows, and the one timer that looks up the quiet ones. */
+interface Followed {
+  readonly runs: Map<string, Follower>;
+  timer: ReturnType<typeof setInterval> | undefined;
+}
+
+const byQueue = new WeakMap<BackgroundQueue, Followed>();
 
 /**
  * @internal Feeds `tracked` (the runs feed's entry of a background run this
  * server queued) from the run's log in `channel`: each event the worker
  * executing it records, read as it is appended (woken by the channel),
- * until the log's `run-end`, or until the queue says the run ended without
- * one (a job out of retries). Returns the function that stops following.
- * A failed read is reported (`report`) and tried again at the next wake-up.
+ * until the log's `run-end`. A run whose log stays quiet is looked up in
+ * the queue now and then (one timer for all of a server's runs, a few
+ * runs a round): one the queue says ended without a `run-end` (a job out
+ * of retries) ends as the queue has it. False when {@link MAX_FOLLOWED}
+ * runs are followed already (the run is then not tracked). A failed read
+ * is reported and tried again at the next wake-up.
  */
 export function followQueued(options: {
   readonly channel: RunChannel;
   readonly queue: BackgroundQueue;
   readonly runId: string;
-  readonly tracked: TrackedRun;
+  readonly track: () => TrackedRun;
   readonly report: (error: unknown) => void;
   /** True once the server is closing: following stops quietly. */
   readonly closing: () => boolean;
-}): () => void {
-  const { channel, queue, runId, tracked, report, closing } = options;
+}): boolean {
+  const { channel, queue, runId, report, closing } = options;
+  const followed = byQueue.get(queue) ?? { runs: new Map<string, Follower>(), timer: undefined };
+  byQueue.set(queue, followed);
+  if (followed.runs.size >= MAX_FOLLOWED) return false;
+  const tracked = options.track();
   let after = 0;
   let reading: Promise<void> | undefined;
   let again = false;
@@ -33,9 +61,14 @@ export function followQueued(options: {
     if (stopped) return;
     stopped = true;
     unfollow();
-    clearInterval(check);
+    followed.runs.delete(runId);
+    if (followed.runs.size === 0 && followed.timer !== undefined) {
+      clearInterval(followed.timer);
+      followed.timer = undefined;
+    }
   };
   const end = (status: "completed" | "error" | "cancelled", error?: { name: string; message: string }) => {
+    if (stopped) return;
     stop();
     tracked.end(status, error);
   };
@@ -46,6 +79,7 @@ export function followQueued(options: {
         if (stopped || closing()) return stop();
         const events = await channel.read(runId, after, 500);
         if (events.length === 0) break;
+        follower.heard = Date.now();
         for (const { seq, event } of events) {
           after = seq;
           if (event.type === "run-end") {
@@ -58,32 +92,48 @@ export function followQueued(options: {
       }
     } while (again);
   };
-  const wake = () => {
+  const wake = (): Promise<void> => {
     if (reading !== undefined) {
       again = true;
-      return;
+      return reading;
     }
     reading = readAll()
       .catch((error: unknown) => {
         if (!stopped && !closing()) report(error);
       })
       .finally(() => (reading = undefined));
+    return reading;
   };
-  const unfollow = channel.follow(runId, wake);
-  const check = setInterval(() => {
-    if (closing()) return stop();
-    void queue.get(runId).then((record) => {
-      if (stopped || record === undefined) return;
-      // Its log may hold the last events still: read them first, then end as the queue has it.
-      if (record.state === "completed" || record.state === "error" || record.state === "cancelled") {
-        wake();
-        void (reading ?? Promise.resolve()).then(() => {
-          if (!stopped) end(record.state as "completed" | "error" | "cancelled", record.outcome?.error);
-        });
-      }
-    }, report);
-  }, CHECK_MS);
-  check.unref();
-  wake();
-  return stop;
+  const follower: Follower = { runId, heard: Date.now(), wake, end };
+  followed.runs.set(runId, follower);
+  const unfollow = channel.follow(runId, () => void wake());
+  if (followed.timer === undefined) {
+    followed.timer = setInterval(() => void checkQuietRuns(queue, report, closing), CHECK_MS);
+    followed.timer.unref();
+  }
+  void wake();
+  return true;
+}
+
+/**
+ * @internal Looks up in `queue` the followed runs whose logs were quiet for
+ * `quietMs`, the longest quiet first, a few a round; one that ended there
+ * ends after its log is read to the end. The timer calls it every 30 s.
+ */
+export async function checkQuietRuns(queue: BackgroundQueue, report: (error: unknown) => void, closing: () => boolean, quietMs = CHECK_MS): Promise<void> {
+  const followed = byQueue.get(queue);
+  if (followed === undefined || closing()) return;
+  const quiet = [...followed.runs.values()].filter((follower) => follower.heard <= Date.now() - quietMs).sort((a, b) => a.heard - b.heard);
+  for (const follower of quiet.slice(0, CHECKS_PER_ROUND)) {
+    try {
+      const record = await queue.get(follower.runId);
+      follower.heard = Date.now();
+      if (record === undefined || (record.state !== "completed" && record.state !== "error" && record.state !== "cancelled")) continue;
+      // Its log may hold its last events still: read them first, then end as the queue has it (a no-op if the log ended it).
+      await follower.wake();
+      follower.end(record.state, record.outcome?.error);
+    } catch (error) {
+      if (!closing()) report(error);
+    }
+  }
 }
