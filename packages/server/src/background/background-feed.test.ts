@@ -10,7 +10,7 @@ import type { EntryInit } from "../entries";
 import { MemoryQueue } from "../__fixtures__/memory-queue";
 import { sseReader } from "../__fixtures__/sse-reader";
 import { startBackgroundWorker } from "./background-worker";
-import { checkQuietRuns } from "./follow-queued";
+import { checkQuietRuns, followQueued, MAX_FOLLOWED } from "./follow-queued";
 
 class Shipper extends Agent {
   static methodOptions = { deploy: { tool: true, requiresApproval: true, description: "Deploy a service." } };
@@ -99,4 +99,24 @@ it("a run whose job ended without a run-end in its log (out of retries) is ended
   } finally {
     await feed.close();
   }
+});
+
+it("a server follows at most 500 background runs at once: the next is not tracked; one that ends makes room", async () => {
+  const queue = new MemoryQueue({ channel: true });
+  let tracked = 0;
+  const ends: (() => Promise<void>)[] = [];
+  const track = () => (tracked++, { event: () => undefined, end: () => undefined });
+  const follow = (runId: string) => followQueued({ channel: queue.channel!, queue, runId, track, report: () => undefined, closing: () => false });
+  for (let index = 0; index < MAX_FOLLOWED; index++) {
+    expect(follow(`run-${index}`)).toBe(true);
+    ends.push(() => queue.channel!.append(`run-${index}`, [{ type: "run-end", status: "completed" }]));
+  }
+  expect(MAX_FOLLOWED).toBe(500);
+  expect(follow("one-more")).toBe(false);
+  expect(tracked).toBe(500);
+  // A followed run's log ends: it is no longer followed, and there is room for one more.
+  await ends[0]!();
+  for (let turn = 0; turn < 100 && !follow("now-room"); turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(tracked).toBe(501);
+  for (const end of ends.slice(1)) await end();
 });
