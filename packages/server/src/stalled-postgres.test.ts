@@ -285,13 +285,21 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       await holder.query("BEGIN");
       await holder.query(`LOCK TABLE "${schema}".runs IN EXCLUSIVE MODE`);
     };
+    const waitingForLock = async () =>
+      Number((await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0].n);
     const healthWhileHeld = async () => {
-      // A lease call blocking the event loop would hold this timer and /healthz until the lock goes (lock_timeout 5 s).
-      await new Promise((done) => setTimeout(done, 300));
+      // The lease call reaches the lock (a loaded machine takes a while to get there), polled from this event loop:
+      // a lease call blocking the loop would hold these polls until it gave up at lock_timeout (5 s), and none would
+      // then see it waiting. Given up after 30 s.
+      let waiting = 0;
+      for (const giveUp = Date.now() + 30_000; waiting === 0 && Date.now() < giveUp; ) {
+        await new Promise((done) => setTimeout(done, 50));
+        waiting = await waitingForLock();
+      }
+      expect(waiting).toBeGreaterThan(0);
+      // While it waits there, /healthz answers, and the lease call is still waiting afterwards.
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
-      // ... and the lease call is still waiting for the lock (a blocked loop would have seen it time out first).
-      const waiting = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
-      expect(waiting.rows[0].n).toBeGreaterThan(0);
+      expect(await waitingForLock()).toBeGreaterThan(0);
     };
     try {
       runs.createSession("r");
