@@ -23,6 +23,8 @@ export interface ApprovalRequestEvent {
   readonly input: unknown;
   /** Epoch ms after which the call is denied unanswered. */
   readonly expiresAt: number;
+  /** Epoch ms when the call began to wait (absent in a background run's log written by an earlier version). */
+  readonly requestedAt?: number;
 }
 
 /**
@@ -147,7 +149,7 @@ export class RunApprovals implements ApprovalHolder {
         resolve(approve);
       };
       this.#waiting.set(toolCallId, { toolCallId, toolName, input: args, requestedAt, expiresAt, decide });
-      this.emit({ type: "approval-request", agent: call?.agent ?? "", agentPath: call?.agentPath ?? [], toolCallId, toolName, input: args, expiresAt });
+      this.emit({ type: "approval-request", agent: call?.agent ?? "", agentPath: call?.agentPath ?? [], toolCallId, toolName, input: args, expiresAt, requestedAt });
     });
   };
 

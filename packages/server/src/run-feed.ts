@@ -178,8 +178,8 @@ export class RunFeed {
       event: (event) => {
         if (tracked.summary.status === "queued") tracked.summary = { ...tracked.summary, status: "running" };
         if (event.type === "approval-request") {
-          const { toolCallId, toolName, input, expiresAt } = event;
-          waiting.set(toolCallId, { toolCallId, toolName, input, requestedAt: Date.now(), expiresAt });
+          const { toolCallId, toolName, input, expiresAt, requestedAt } = event;
+          waiting.set(toolCallId, { toolCallId, toolName, input, requestedAt: requestedAt ?? expiresAt, expiresAt });
         } else if (event.type === "tool-result") waiting.delete(event.toolCallId);
         this.#apply(tracked, run.runId, event, event.type === "approval-request" || event.type === "tool-result");
       },
@@ -289,8 +289,8 @@ export class RunFeed {
     tracked.pending = () => holder.pending();
     const [waiting] = holder.pending();
     if (waiting === undefined) return;
-    const { toolCallId, toolName, input, expiresAt } = waiting;
-    const event: ApprovalRequestEvent = { type: "approval-request", agent: "", agentPath: [], toolCallId, toolName, input, expiresAt };
+    const { toolCallId, toolName, input, expiresAt, requestedAt } = waiting;
+    const event: ApprovalRequestEvent = { type: "approval-request", agent: "", agentPath: [], toolCallId, toolName, input, expiresAt, requestedAt };
     this.#publish(tracked, { type: "run-event", runId: run.runId, event });
   }
 

@@ -4,14 +4,19 @@ import type { Caller } from "../auth/caller";
 import { RequestError, bounded } from "../http-error";
 import { readJsonObject } from "../request-body";
 import type { BackgroundQueue } from "./background-queue";
-import type { RunChannel } from "./run-channel";
+import type { PendingApproval } from "../approvals";
+import { safeJson } from "../safe-json";
+import type { RunChannel, RunControl, StoredRunEvent } from "./run-channel";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ENDED = new Set(["completed", "error", "cancelled"]);
 
 /**
- * @internal `POST /v1/runs/:id/approvals/:toolCallId` `{ approve: boolean }`
- * for a background run, on any instance: the answer is recorded once and
+ * @internal `GET /v1/runs/:id/approvals` and `POST
+ * /v1/runs/:id/approvals/:toolCallId` `{ approve: boolean }` for a
+ * background run, on any instance. The GET lists the calls its log shows
+ * waiting (asked, not answered, no result yet; none once it was cancelled or
+ * ended), as for a run in a request. The POST: the answer is recorded once and
  * sent on the queue's channel to the process executing the run, whose
  * waiting tool call then runs (approve) or is refused (deny). Answers `{
  * runId, toolCallId, approved }`; 404 when the run never asked about that
@@ -26,6 +31,17 @@ export function mountBackgroundApprovalRoute(
   options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; read: <R>(fn: () => R | Promise<R>) => Promise<R>; maxBodyBytes: number },
 ): void {
   const { who, queue, read } = options;
+  app.on("GET", "/v1/runs/:id/approvals", async (c, next) => {
+    const channel = queue?.channel;
+    const runId = c.req.param("id");
+    if (queue === undefined || channel === undefined || !UUID.test(runId)) return next();
+    const caller = await who(c, "read");
+    const record = await read(() => queue.get(runId));
+    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return next();
+    if (ENDED.has(record.state)) return c.json({ runId, approvals: [] });
+    const approvals = await read(async () => waitingCalls(await readLog(channel, runId), await channel.controlsOf(runId)));
+    return c.body(safeJson({ runId, approvals }), 200, { "content-type": "application/json" });
+  });
   app.on("POST", "/v1/runs/:id/approvals/:toolCallId", async (c, next) => {
     const channel = queue?.channel;
     const runId = c.req.param("id");
@@ -55,13 +71,39 @@ export function mountBackgroundApprovalRoute(
 
 /** Whether the run's log holds an `approval-request` for the call. */
 async function askedFor(channel: RunChannel, runId: string, toolCallId: string): Promise<boolean> {
-  let after = 0;
-  for (;;) {
+  return (await readLog(channel, runId)).some((event) => event.type === "approval-request" && event["toolCallId"] === toolCallId);
+}
+
+/** The run's whole log, in order. */
+async function readLog(channel: RunChannel, runId: string): Promise<StoredRunEvent["event"][]> {
+  const log: StoredRunEvent["event"][] = [];
+  for (let after = 0; ; ) {
     const events = await channel.read(runId, after, 1000);
-    if (events.length === 0) return false;
+    if (events.length === 0) return log;
     for (const { seq, event } of events) {
       after = seq;
-      if (event.type === "approval-request" && event["toolCallId"] === toolCallId) return true;
+      log.push(event);
     }
   }
+}
+
+/**
+ * The calls a background run's log shows waiting: asked (`approval-request`),
+ * with no `tool-result` after, no recorded answer, and no cancel or end of
+ * the run — as `GET /v1/runs/:id/approvals` lists a run in a request.
+ */
+function waitingCalls(log: readonly StoredRunEvent["event"][], controls: readonly RunControl[]): PendingApproval[] {
+  if (controls.some((request) => request.action === "cancel") || log.some((event) => event.type === "run-end")) return [];
+  const answered = new Set(controls.flatMap((request) => (request.toolCallId === undefined ? [] : [request.toolCallId])));
+  const waiting = new Map<string, PendingApproval>();
+  for (const event of log) {
+    const toolCallId = typeof event["toolCallId"] === "string" ? event["toolCallId"] : undefined;
+    if (toolCallId === undefined) continue;
+    if (event.type === "approval-request" && !answered.has(toolCallId)) {
+      const expiresAt = Number(event["expiresAt"]);
+      const requestedAt = typeof event["requestedAt"] === "number" ? event["requestedAt"] : expiresAt;
+      waiting.set(toolCallId, { toolCallId, toolName: String(event["toolName"]), input: event["input"], requestedAt, expiresAt });
+    } else if (event.type === "tool-result") waiting.delete(toolCallId);
+  }
+  return [...waiting.values()];
 }

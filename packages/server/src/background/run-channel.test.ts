@@ -218,6 +218,23 @@ describe("POST /v1/runs/:id/approvals/:toolCallId on a background run", () => {
     expect(((await again.json()) as { error: { type: string } }).error.type).toBe("run_conflict");
   });
 
+  it("GET /v1/runs/:id/approvals on any instance lists the background run's waiting call (from its log), none once it is answered; another key's is a 404", async () => {
+    const c = await cluster();
+    const { runId, toolCallId, events, answer } = await waitingDeploy(c);
+    const listed = await c.a.request(c.alice, `/v1/runs/${runId}/approvals`);
+    expect(listed.status).toBe(200);
+    const body = (await listed.json()) as { runId: string; approvals: { toolCallId: string; requestedAt: number; expiresAt: number }[] };
+    expect(body).toMatchObject({ runId, approvals: [{ toolCallId, toolName: "deploy", input: { service: "api" } }] });
+    expect(body.approvals[0]!.requestedAt).toBeLessThan(body.approvals[0]!.expiresAt);
+    // The server that queued it lists the same call.
+    expect(await (await c.b.request(c.alice, `/v1/runs/${runId}/approvals`)).json()).toEqual(body);
+    expect((await c.a.request(c.bob, `/v1/runs/${runId}/approvals`)).status).toBe(404);
+    expect((await answer(c.alice, toolCallId, { approve: true })).status).toBe(200);
+    expect(await (await c.a.request(c.alice, `/v1/runs/${runId}/approvals`)).json()).toEqual({ runId, approvals: [] });
+    await events.next((event) => event.event === "run-end");
+    expect(await (await c.b.request(c.alice, `/v1/runs/${runId}/approvals`)).json()).toEqual({ runId, approvals: [] });
+  });
+
   it("a denial sent to server A refuses the call in the worker: the tool never runs", async () => {
     const c = await cluster();
     const { toolCallId, events, answer } = await waitingDeploy(c);
