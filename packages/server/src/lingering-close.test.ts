@@ -5,6 +5,7 @@
  * throws the answer away.
  */
 import { connect } from "node:net";
+import { encodePolicyHeader, InMemorySessionStore } from "rein";
 import { serve, type RunningServer } from "./serve";
 import { entries } from "./__fixtures__/agents";
 import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
@@ -43,8 +44,9 @@ function oversizeThenRead(url: string, megabytes: number, pauseMs: number): Prom
 
 describe("lingering close", () => {
   let server: RunningServer;
+  const store = new InMemorySessionStore();
   beforeAll(async () => {
-    server = await serve({ entries, port: 0, maxBodyBytes: 16 * 1024, resumeInterrupted: false, warn: () => undefined });
+    server = await serve({ entries, store, port: 0, maxBodyBytes: 16 * 1024, resumeInterrupted: false, warn: () => undefined });
   });
   afterAll(() => server.close());
 
@@ -59,5 +61,27 @@ describe("lingering close", () => {
   it("the server answers the next request after a refused body", async () => {
     await oversizeThenRead(server.url, 1, 50);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it("a request pipelined after an answer that closed the connection is not served: its run never starts", async () => {
+    const { hostname, port } = new URL(server.url);
+    const body = JSON.stringify({ entry: "add", args: [2, 3], sessionId: "pipelined" });
+    const text = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), hostname);
+      let received = "";
+      socket.on("data", (data: Buffer) => (received += data.toString("latin1")));
+      socket.on("error", () => undefined);
+      socket.on("close", () => resolve(received));
+      socket.on("connect", () => {
+        socket.write(
+          `GET /healthz HTTP/1.1\r\nhost: ${hostname}\r\nconnection: close\r\n\r\n` +
+            `POST /v1/agent/run HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\nx-agent-policy: ${encodePolicyHeader({ depth: 3 })}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        setTimeout(() => socket.end(), 500);
+      });
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(store.hasSession("pipelined")).toBe(false);
   });
 });

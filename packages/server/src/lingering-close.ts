@@ -24,8 +24,17 @@ export function lingerOnClose(server: Server): void {
   });
 }
 
+/** Connections the server has closed its side of, draining now. (Node serves no request pipelined after an answer that closed its connection: `lingering-close.test.ts`.) */
+const lingering = new WeakSet<Socket>();
+
 function linger(socket: Socket): void {
   if (socket.destroyed) return;
+  // Asked a second time (the HTTP adapter cutting off a client that floods a refused body): closed now.
+  if (lingering.has(socket)) {
+    socket.destroy();
+    return;
+  }
+  lingering.add(socket);
   const done = () => {
     clearTimeout(timer);
     socket.destroy();

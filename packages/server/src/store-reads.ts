@@ -34,8 +34,8 @@ export function storeReads(store: SessionStoreLike): StoreReads {
     getSession: async (id) => (reads === undefined ? store.getSession(id) : reads.getSession(id)),
     readNodes: async (sessionId) => (reads === undefined ? store.readNodes(sessionId) : reads.readNodes(sessionId)),
     head: async (sessionId) => (reads === undefined ? store.head(sessionId) : reads.head(sessionId)),
-    listSessions: async () => (reads === undefined ? store.listSessions() : reads.listSessions()),
-    exportGraph: async (sessionId, format) => (reads === undefined ? store.exportGraph(sessionId, { format }) : reads.exportGraph(sessionId, { format })),
+    listSessions: async () => (reads?.listSessions === undefined ? store.listSessions() : reads.listSessions()),
+    exportGraph: async (sessionId, format) => (reads?.exportGraph === undefined ? store.exportGraph(sessionId, { format }) : reads.exportGraph(sessionId, { format })),
     getRun: async (runId) => (runs === undefined ? undefined : leases === undefined ? runs.getRun(runId) : leases.getRun(runId)),
     listRuns: async (states) => (runs === undefined ? [] : leases === undefined ? runs.listRuns(states) : leases.listRuns(states)),
   };

@@ -235,8 +235,8 @@ const NO_FENCES: readonly LeaseFence[] = Object.freeze([]);
 export interface RunLeaseAsyncCalls {
   /** {@link RunLeaseStore.registerRun}, awaited. */
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): Promise<void>;
-  /** {@link RunLeaseStore.claimRun}, awaited. */
-  claimRun(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): Promise<boolean>;
+  /** {@link RunLeaseStore.claimRun}, awaited. Optional (added later): without it the synchronous method is used. */
+  claimRun?(runId: string, states: readonly RunState[], leaseMs: number, fromEpoch?: number): Promise<boolean>;
   /** {@link RunLeaseStore.renewRun}, awaited. */
   renewRun(runId: string, leaseMs: number, epoch?: number): Promise<boolean>;
   /** {@link RunLeaseStore.releaseRun}, awaited. */

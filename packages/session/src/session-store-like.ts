@@ -255,8 +255,8 @@ export interface SessionStoreAsyncReads {
   head(sessionId: string): Promise<string | null>;
   /** {@link SessionStoreLike.readAncestry}, awaited. */
   readAncestry(sessionId: string, nodeId: string, options?: ReadAncestryOptions): Promise<SessionNode[]>;
-  /** {@link SessionStoreLike.listSessions}, awaited. */
-  listSessions(): Promise<SessionInfo[]>;
-  /** {@link SessionStoreLike.exportGraph}, awaited. */
-  exportGraph(sessionId: string, options?: ExportGraphOptions): Promise<string>;
+  /** {@link SessionStoreLike.listSessions}, awaited. Optional (added later): without it the synchronous method is used. */
+  listSessions?(): Promise<SessionInfo[]>;
+  /** {@link SessionStoreLike.exportGraph}, awaited. Optional (added later): without it the synchronous method is used. */
+  exportGraph?(sessionId: string, options?: ExportGraphOptions): Promise<string>;
 }

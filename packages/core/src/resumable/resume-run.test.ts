@@ -210,3 +210,33 @@ test("a resumable method inherited from a base class is resumed by an agent of t
   expect(report.resumed).toEqual([expect.objectContaining({ runId: record.runId, status: "completed", result: "sub!?" })]);
   expect(ran).toEqual(["second"]);
 });
+
+test("a store whose asyncLeases has no claimRun (written before it was one of them) is claimed with its synchronous claimRun; the rest is awaited on its asyncLeases", async () => {
+  const awaited: string[] = [];
+  const claimed: string[] = [];
+  class OlderAsyncStore extends InMemorySessionStore {
+    readonly asyncLeases = {
+      registerRun: async (...args: Parameters<InMemorySessionStore["registerRun"]>) => (awaited.push("registerRun"), this.registerRun(...args)),
+      renewRun: async (...args: Parameters<InMemorySessionStore["renewRun"]>) => (awaited.push("renewRun"), this.renewRun(...args)),
+      releaseRun: async (...args: Parameters<InMemorySessionStore["releaseRun"]>) => (awaited.push("releaseRun"), this.releaseRun(...args)),
+      getRun: async (runId: string) => (awaited.push("getRun"), this.getRun(runId)),
+      listRuns: async (...args: Parameters<InMemorySessionStore["listRuns"]>) => (awaited.push("listRuns"), this.listRuns(...args)),
+    };
+    override claimRun(...args: Parameters<InMemorySessionStore["claimRun"]>): boolean {
+      claimed.push(args[0]);
+      return super.claimRun(...args);
+    }
+  }
+  const store = new OlderAsyncStore();
+  store.createSession("s");
+  ran.length = 0;
+  stop = () => new Error("stopped at the second step");
+  const job = new Job({ context: Context.forSession(store, "s") });
+  await expect(job.run("a")).rejects.toThrow("stopped at the second step");
+  const [record] = store.listRuns();
+  awaited.length = 0;
+  expect(await resumeRun(record!.runId)).toBe("a!?");
+  expect(ran).toEqual(["first", "second", "second"]);
+  expect(claimed).toEqual([record!.runId]);
+  expect(awaited).toEqual(expect.arrayContaining(["getRun"]));
+});

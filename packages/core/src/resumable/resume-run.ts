@@ -114,8 +114,17 @@ function storeOf(agent: ScopeOwner): (SessionStoreLike & RunLeaseStore) | undefi
  * slow or stalled database holds the resume, never the event loop; its
  * synchronous methods on other stores.
  */
-function leasesOf(store: SessionStoreLike & RunLeaseStore): RunLeaseAsyncCalls | RunLeaseStore {
-  return store.asyncLeases ?? store;
+function leasesOf(store: SessionStoreLike & RunLeaseStore): Pick<RunLeaseStore, "claimRun" | "getRun" | "listRuns" | "releaseRun"> | Required<Pick<RunLeaseAsyncCalls, "claimRun" | "getRun" | "listRuns" | "releaseRun">> {
+  const calls = store.asyncLeases;
+  if (calls === undefined) return store;
+  const { claimRun } = calls;
+  // A store's asyncLeases written before claimRun was one of them: its claim is the synchronous one.
+  return {
+    claimRun: claimRun === undefined ? async (...args) => store.claimRun(...args) : (...args) => claimRun.apply(calls, args),
+    getRun: (runId) => calls.getRun(runId),
+    listRuns: (states) => calls.listRuns(states),
+    releaseRun: (...args) => calls.releaseRun(...args),
+  };
 }
 
 function readsOf(store: SessionStoreLike): SessionStoreAsyncReads | SessionStoreLike {
@@ -178,8 +187,12 @@ async function claimForResume(
           : `run ${record.runId} (${record.name}) is running in another worker (its lease holds until ${new Date(now?.leaseUntil ?? 0).toISOString()})`,
     );
   }
-  // Another resume in this process may have claimed and started it while this one waited for the store.
-  if (activeRuns.has(record.runId)) throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
+  // Another resume in this process may have started it while this one waited for the store: the claim just made is
+  // given back as the run was, under its epoch (the run going on here holds the one before: its writes are fenced).
+  if (activeRuns.has(record.runId)) {
+    await leases.releaseRun(record.runId, record.state === "running" ? "interrupted" : record.state, record.reason, epoch);
+    throw new RunNotResumableError(record.runId, `run ${record.runId} (${record.name}) is already running in this process`);
+  }
   let saved: SavedRun;
   let writer: SessionNodeWriter;
   let node;

@@ -89,8 +89,9 @@ async function readLog(channel: RunChannel, runId: string): Promise<StoredRunEve
 
 /**
  * The calls a background run's log shows waiting: asked (`approval-request`),
- * with no `tool-result` after, no recorded answer, and no cancel or end of
- * the run — as `GET /v1/runs/:id/approvals` lists a run in a request.
+ * with no `tool-result` after, no recorded answer, not past their expiry,
+ * and no cancel or end of the run — as `GET /v1/runs/:id/approvals` lists a
+ * run in a request.
  */
 function waitingCalls(log: readonly StoredRunEvent["event"][], controls: readonly RunControl[]): PendingApproval[] {
   if (controls.some((request) => request.action === "cancel") || log.some((event) => event.type === "run-end")) return [];
@@ -105,5 +106,7 @@ function waitingCalls(log: readonly StoredRunEvent["event"][], controls: readonl
       waiting.set(toolCallId, { toolCallId, toolName: String(event["toolName"]), input: event["input"], requestedAt, expiresAt });
     } else if (event.type === "tool-result") waiting.delete(toolCallId);
   }
-  return [...waiting.values()];
+  // A call past its expiry with no answer recorded: the worker that asked died before its timeout denied it.
+  const now = Date.now();
+  return [...waiting.values()].filter((call) => call.expiresAt > now);
 }

@@ -93,7 +93,7 @@ it("a run whose job ended without a run-end in its log (out of retries) is ended
     const { job } = (await queue.get(runId))!;
     queue.records.set(runId, { job, state: "error", outcome: { status: "error", result: null, error: { type: "worker_error", name: "Error", message: "out of retries" } } });
     // Still queued until its quiet log is looked up in the queue.
-    await checkQuietRuns(queue, () => undefined, () => false, 0);
+    await checkQuietRuns(queue, 0);
     const ended = await feed.next((event) => runOf(event)?.status === "error");
     expect(ended.data["run"]).toMatchObject({ runId, status: "error", error: { name: "Error", message: "out of retries" } });
   } finally {
@@ -119,4 +119,18 @@ it("a server follows at most 500 background runs at once: the next is not tracke
   for (let turn = 0; turn < 100 && !follow("now-room"); turn++) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(tracked).toBe(501);
   for (const end of ends.slice(1)) await end();
+  await queue.channel!.append("now-room", [{ type: "run-end", status: "completed" }]);
+});
+
+it("runs followed for a server that is closing stop being followed at the next look-up, without ending in its feed", async () => {
+  const queue = new MemoryQueue({ channel: true });
+  let closing = false;
+  const ended: string[] = [];
+  const track = () => ({ event: () => undefined, end: (status: string) => void ended.push(status) });
+  for (const runId of ["a", "b"]) expect(followQueued({ channel: queue.channel!, queue, runId, track, report: () => undefined, closing: () => closing })).toBe(true);
+  closing = true;
+  await checkQuietRuns(queue, 0);
+  expect(ended).toEqual([]);
+  // No longer followed: the cap counts them no more, and their logs wake nothing.
+  expect([...queue.channel!.followers.values()].every((set) => set.size === 0)).toBe(true);
 });

@@ -18,6 +18,11 @@ interface Follower {
   /** Reads what is new in the log, then resolves. */
   readonly wake: () => Promise<void>;
   readonly end: (status: "completed" | "error" | "cancelled", error?: { name: string; message: string }) => void;
+  /** Stops following without ending the run in the feed (its server is closing). */
+  readonly stop: () => void;
+  /** Its server's: true once it is closing. */
+  readonly closing: () => boolean;
+  readonly report: (error: unknown) => void;
 }
 
 /** The runs a queue's server follows, and the one timer that looks up the quiet ones. */
@@ -33,9 +38,10 @@ const byQueue = new WeakMap<BackgroundQueue, Followed>();
  * server queued) from the run's log in `channel`: each event the worker
  * executing it records, read as it is appended (woken by the channel),
  * until the log's `run-end`. A run whose log stays quiet is looked up in
- * the queue now and then (one timer for all of a server's runs, a few
- * runs a round): one the queue says ended without a `run-end` (a job out
- * of retries) ends as the queue has it. False when {@link MAX_FOLLOWED}
+ * the queue now and then (one timer for all the runs followed on a queue,
+ * a few runs a round): one the queue says ended without a `run-end` (a job
+ * out of retries) ends as the queue has it; once its server is closing, a
+ * run stops being followed at its next wake-up or look-up. False when {@link MAX_FOLLOWED}
  * runs are followed already (the run is then not tracked). A failed read
  * is reported and tried again at the next wake-up.
  */
@@ -101,14 +107,18 @@ export function followQueued(options: {
       .catch((error: unknown) => {
         if (!stopped && !closing()) report(error);
       })
-      .finally(() => (reading = undefined));
+      .finally(() => {
+        reading = undefined;
+        // Woken after the loop's last read and before this: read once more.
+        if (again && !stopped) void wake();
+      });
     return reading;
   };
-  const follower: Follower = { runId, heard: Date.now(), wake, end };
+  const follower: Follower = { runId, heard: Date.now(), wake, end, stop, closing, report };
   followed.runs.set(runId, follower);
   const unfollow = channel.follow(runId, () => void wake());
   if (followed.timer === undefined) {
-    followed.timer = setInterval(() => void checkQuietRuns(queue, report, closing), CHECK_MS);
+    followed.timer = setInterval(() => void checkQuietRuns(queue), CHECK_MS);
     followed.timer.unref();
   }
   void wake();
@@ -118,22 +128,29 @@ export function followQueued(options: {
 /**
  * @internal Looks up in `queue` the followed runs whose logs were quiet for
  * `quietMs`, the longest quiet first, a few a round; one that ended there
- * ends after its log is read to the end. The timer calls it every 30 s.
+ * ends after its log is read to the end, one the queue no longer knows ends
+ * as an error. Runs of a server that is closing stop being followed. The
+ * timer calls it every 30 s.
  */
-export async function checkQuietRuns(queue: BackgroundQueue, report: (error: unknown) => void, closing: () => boolean, quietMs = CHECK_MS): Promise<void> {
+export async function checkQuietRuns(queue: BackgroundQueue, quietMs = CHECK_MS): Promise<void> {
   const followed = byQueue.get(queue);
-  if (followed === undefined || closing()) return;
+  if (followed === undefined) return;
+  for (const follower of [...followed.runs.values()]) if (follower.closing()) follower.stop();
   const quiet = [...followed.runs.values()].filter((follower) => follower.heard <= Date.now() - quietMs).sort((a, b) => a.heard - b.heard);
   for (const follower of quiet.slice(0, CHECKS_PER_ROUND)) {
     try {
       const record = await queue.get(follower.runId);
       follower.heard = Date.now();
-      if (record === undefined || (record.state !== "completed" && record.state !== "error" && record.state !== "cancelled")) continue;
+      if (record === undefined) {
+        follower.end("error", { name: "Error", message: "the queue no longer knows this run" });
+        continue;
+      }
+      if (record.state !== "completed" && record.state !== "error" && record.state !== "cancelled") continue;
       // Its log may hold its last events still: read them first, then end as the queue has it (a no-op if the log ended it).
       await follower.wake();
       follower.end(record.state, record.outcome?.error);
     } catch (error) {
-      if (!closing()) report(error);
+      if (!follower.closing()) follower.report(error);
     }
   }
 }

@@ -173,22 +173,30 @@ export class PostgresRunChannel implements RunChannel {
           this.wakeAll();
         }, 500).unref();
       });
-      await client.connect();
-      await client.query(`LISTEN "${this.eventsChannel}"`);
-      await client.query(`LISTEN "${this.controlChannel}"`);
-      await client.query(`LISTEN "${this.queuedChannel}"`);
-      // Anything appended between a follower's first read and this LISTEN: read again.
-      this.wakeAll();
-      // Listening again after a lost connection: the control requests recorded since the lost one began to listen
-      // reach the handlers now (a cancel or an answer sent meanwhile was recorded, its NOTIFY missed); handlers
-      // take a request twice as once. Idle workers ask for queued runs at once.
-      const previous = this.listeningSince;
-      this.listeningSince = ((await client.query<{ now: string }>("SELECT now()::text AS now")).rows[0]!).now;
-      if (previous !== undefined) {
-        await this.replayControls(previous);
-        for (const handler of this.queuedHandlers) handler();
+      try {
+        await client.connect();
+        await client.query(`LISTEN "${this.eventsChannel}"`);
+        await client.query(`LISTEN "${this.controlChannel}"`);
+        await client.query(`LISTEN "${this.queuedChannel}"`);
+        // Anything appended between a follower's first read and this LISTEN: read again.
+        this.wakeAll();
+        // Listening again after a lost connection: the control requests recorded since the lost one began to listen
+        // reach the handlers now (a cancel or an answer sent meanwhile was recorded, its NOTIFY missed); handlers
+        // take a request twice as once. Idle workers ask for queued runs at once. The time moves on only once the
+        // replay is done: a replay that fails is made again from the same time by the next attempt.
+        const since = ((await client.query<{ now: string }>("SELECT now()::text AS now")).rows[0]!).now;
+        if (this.listeningSince !== undefined) {
+          await this.replayControls(this.listeningSince);
+          for (const handler of this.queuedHandlers) handler();
+        }
+        this.listeningSince = since;
+        return client;
+      } catch (error) {
+        // A connection that did not become the listener is ended: it would go on hearing every NOTIFY.
+        client.removeAllListeners("notification");
+        await client.end().catch(() => undefined);
+        throw error;
       }
-      return client;
     })();
     this.listener = opened;
     opened.catch((error: unknown) => {
