@@ -112,6 +112,28 @@ describe("PostgresSessionStore asyncWrites", () => {
     }
   });
 
+  it("two stores claiming one expired run at once on their pools (asyncLeases.claimRun): exactly one gets it, at the next epoch", async () => {
+    const schema = freshSchemaName();
+    const a = open(schema, true);
+    const b = open(schema, true);
+    try {
+      a.createSession("s");
+      a.registerRun("r1", "s", "Job.run", 1);
+      while (a.getRun("r1")!.leaseUntil! >= Date.now()) await new Promise((done) => setTimeout(done, 5));
+      for (let round = 1; round <= 5; round++) {
+        const claims = await Promise.all([a.asyncLeases!.claimRun!("r1", ["running", "interrupted"], 60_000, round), b.asyncLeases!.claimRun!("r1", ["running", "interrupted"], 60_000, round)]);
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        expect(a.getRun("r1")).toMatchObject({ state: "running", leaseEpoch: round + 1 });
+        // The winner lets it go (its lease over), for the next round.
+        const winner = claims[0] ? a : b;
+        await winner.asyncLeases!.releaseRun("r1", "interrupted", null, round + 1);
+      }
+    } finally {
+      await a.closeAsync();
+      await b.closeAsync();
+    }
+  });
+
   it("closeAsync commits what was written just before it, behind a commit in flight", async () => {
     const schema = freshSchemaName();
     const store = open(schema, true);
