@@ -29,6 +29,8 @@ export type {
 export type { ReadAncestryOptions } from "./ancestry";
 export { SessionStore } from "./session-store";
 export { isRunLeaseStore } from "./run-leases";
+export { awaitedLeases } from "./awaited-leases";
+export type { AwaitedLeaseCalls } from "./awaited-leases";
 export { keepLease } from "./lease-renewal";
 export type { RenewableLease } from "./lease-renewal";
 export type { RunLeaseStore, RunLeaseAsyncCalls, RunRecord, RunState, LeaseFence } from "./run-leases";

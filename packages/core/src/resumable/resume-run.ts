@@ -1,74 +1,17 @@
 import type { ScopeOwner } from "../scope/enter-scope";
-import { isRunLeaseStore, type RunLeaseAsyncCalls, type RunLeaseStore, type RunRecord, type RunState, type SessionStoreAsyncReads } from "@rein/session";
+import { awaitedLeases, isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState, type SessionStoreAsyncReads } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";
 import { SessionStoreClosedError } from "@rein/session";
 import type { SessionStoreLike } from "@rein/session";
 import { RunNotResumableError, RunPausedError } from "./resumable-errors";
 import { codeChangePolicy as policies, type CodeChangePolicy } from "./resumable-options";
+import type { LeftAloneReason, LeftAloneRun, ResumedRun, ResumeInterruptedOptions, ResumeInterruptedReport, ResumeRunOptions } from "./resume-types";
+
+export type { LeftAloneReason, LeftAloneRun, ResumedRun, ResumeInterruptedOptions, ResumeInterruptedReport, ResumeRunOptions } from "./resume-types";
 import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";
 import { describeError } from "../errors/describe-error";
 import { pendingApproval } from "./approval-wait";
 import { activeRuns, SavedRun } from "./run-context";
-
-/**
- * Options of {@link resumeRun} and `agent.resumeRun`.
- * @example
- * ```ts
- * await resumeRun(runId, { codeChangePolicy: "use_latest" });
- * ```
- */
-export interface ResumeRunOptions {
-  /** Overrides the method's `resumable.codeChangePolicy` for this resume. @default the method's, else "keep_original" */
-  codeChangePolicy?: CodeChangePolicy;
-}
-
-/**
- * Options of {@link resumeInterrupted}.
- * @example
- * ```ts
- * await resumeInterrupted({ store });
- * ```
- */
-export interface ResumeInterruptedOptions {
-  /** The store whose runs to continue. @default the stores of this process's agents with resumable methods */
-  store?: SessionStoreLike;
-  /** Only runs whose last sign of life is at most this old (ms) continue. @default 7200000 (2 hours) */
-  withinMs?: number;
-}
-
-/** A run {@link resumeInterrupted} continued, and how it ended. */
-export interface ResumedRun {
-  /** The run's id (its node id). */
-  readonly runId: string;
-  /** The resumable method (`Pipeline.process`). */
-  readonly name: string;
-  readonly status: "completed" | "paused" | "error";
-  /** The method's result, when completed. */
-  readonly result?: unknown;
-  /** Why it paused or failed. */
-  readonly error?: unknown;
-}
-
-/** Why {@link resumeInterrupted} left a run alone. */
-export type LeftAloneReason = "paused" | "cancelled" | "external" | "approval" | "too-old" | "no-agent" | "running-elsewhere" | "error";
-
-/** A run {@link resumeInterrupted} did not continue, and why. */
-export interface LeftAloneRun {
-  /** The run's id (its node id). */
-  readonly runId: string;
-  /** The resumable method (`Pipeline.process`). */
-  readonly name: string;
-  /** Why it was left alone. */
-  readonly reason: LeftAloneReason;
-  /** What to do about it, in a sentence (which step, which call to make). */
-  readonly message: string;
-}
-
-/** What {@link resumeInterrupted} did. */
-export interface ResumeInterruptedReport {
-  readonly resumed: ResumedRun[];
-  readonly leftAlone: LeftAloneRun[];
-}
 
 /** Runs interrupted longer ago than this are left for `resumeRun`. */
 const AUTOMATIC_WINDOW_MS = 2 * 60 * 60 * 1000;
@@ -109,24 +52,11 @@ function storeOf(agent: ScopeOwner): (SessionStoreLike & RunLeaseStore) | undefi
 }
 
 /**
- * The store's lease calls and reads, awaited: on its pool when it has one
- * (`asyncLeases`, `asyncReads`: the Postgres store's `asyncWrites`), so a
- * slow or stalled database holds the resume, never the event loop; its
- * synchronous methods on other stores.
+ * The store's reads, awaited: on its pool when it has one (`asyncReads`:
+ * the Postgres store's `asyncWrites`), so a slow or stalled database holds
+ * the resume, never the event loop; its synchronous methods on other
+ * stores. Its lease calls likewise: `awaitedLeases` of @rein/session.
  */
-function leasesOf(store: SessionStoreLike & RunLeaseStore): Pick<RunLeaseStore, "claimRun" | "getRun" | "listRuns" | "releaseRun"> | Required<Pick<RunLeaseAsyncCalls, "claimRun" | "getRun" | "listRuns" | "releaseRun">> {
-  const calls = store.asyncLeases;
-  if (calls === undefined) return store;
-  const { claimRun } = calls;
-  // A store's asyncLeases written before claimRun was one of them: its claim is the synchronous one.
-  return {
-    claimRun: claimRun === undefined ? async (...args) => store.claimRun(...args) : (...args) => claimRun.apply(calls, args),
-    getRun: (runId) => calls.getRun(runId),
-    listRuns: (states) => calls.listRuns(states),
-    releaseRun: (...args) => calls.releaseRun(...args),
-  };
-}
-
 function readsOf(store: SessionStoreLike): SessionStoreAsyncReads | SessionStoreLike {
   return store.asyncReads ?? store;
 }
@@ -134,7 +64,7 @@ function readsOf(store: SessionStoreLike): SessionStoreAsyncReads | SessionStore
 /** The run in `store`, or undefined; a store that cannot answer (closed by its owner) holds none. */
 async function lookUp(store: SessionStoreLike & RunLeaseStore, runId: string): Promise<RunRecord | undefined> {
   try {
-    return await leasesOf(store).getRun(runId);
+    return await awaitedLeases(store).getRun(runId);
   } catch (error) {
     if (SessionStoreClosedError.isInstance(error)) return undefined;
     throw error;
@@ -175,7 +105,7 @@ async function claimForResume(
   // Claimed from the epoch looked at, so this worker holds exactly the next one: its writes are fenced with it.
   const from = record.leaseEpoch;
   const epoch = from === undefined ? undefined : from + 1;
-  const leases = leasesOf(store);
+  const leases = awaitedLeases(store);
   if (!(await leases.claimRun(record.runId, states, method.options.leaseMs ?? DEFAULT_LEASE_MS, from))) {
     const now = await leases.getRun(record.runId);
     throw new RunNotResumableError(
@@ -349,7 +279,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
               step: approval!.toolName,
               message: `the run was waiting for a person's approval of a '${approval!.toolName}' call when it stopped: it asks again on resumeRun("${runId}")`,
             };
-      if (!(await leasesOf(store).claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS, record.leaseEpoch))) {
+      if (!(await awaitedLeases(store).claimRun(runId, INTERRUPTED_STATES, DEFAULT_LEASE_MS, record.leaseEpoch))) {
         leave("running-elsewhere", `another live worker holds the run`);
         return;
       }
@@ -362,10 +292,10 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
         await writer.flushAsync(fenced);
       } catch (error) {
         // The claim is given back as it was: the next look finds the run again.
-        await leasesOf(store).releaseRun(runId, "interrupted", null, epoch);
+        await awaitedLeases(store).releaseRun(runId, "interrupted", null, epoch);
         throw error;
       }
-      await leasesOf(store).releaseRun(runId, "paused", JSON.stringify(reason), epoch);
+      await awaitedLeases(store).releaseRun(runId, "paused", JSON.stringify(reason), epoch);
       leave(reason.kind, reason.message);
       return;
     }
@@ -389,7 +319,7 @@ export async function resumeInterrupted(options: ResumeInterruptedOptions = {}):
   for (const store of stores) {
     let records: RunRecord[];
     try {
-      records = await leasesOf(store).listRuns(["running", "interrupted", "paused", "cancelled"]);
+      records = await awaitedLeases(store).listRuns(["running", "interrupted", "paused", "cancelled"]);
     } catch (error) {
       // A store its owner closed holds nothing to continue.
       if (options.store === undefined && SessionStoreClosedError.isInstance(error)) continue;

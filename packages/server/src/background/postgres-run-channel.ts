@@ -1,5 +1,6 @@
 import type { Client, Notification, Pool } from "pg";
 import type { RunChannel, RunControl, StoredRunEvent } from "./run-channel";
+import { createRunChannelTables } from "./run-channel-tables";
 
 /**
  * Options of {@link PostgresRunChannel}.
@@ -115,7 +116,7 @@ export class PostgresRunChannel implements RunChannel {
       // pg-boss creating the same schema meanwhile is a duplicate key: created by then, so once more.
       for (let attempt = 1; ; attempt++) {
         try {
-          await this.createTables(pool);
+          await createRunChannelTables(pool, this.schema);
           this.startPruning();
           return pool;
         } catch (error) {
@@ -126,27 +127,6 @@ export class PostgresRunChannel implements RunChannel {
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
-  }
-
-  private async createTables(pool: Pool): Promise<void> {
-    const s = `"${this.schema}"`;
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`rein-run-channel:${this.schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_events (run_id text NOT NULL, seq integer NOT NULL, event jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, seq))`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.rein_run_controls (run_id text NOT NULL, subject text NOT NULL, action text NOT NULL, tool_call_id text, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, subject))`);
-      // What pruning deletes by.
-      await client.query(`CREATE INDEX IF NOT EXISTS rein_run_events_created ON ${s}.rein_run_events (created_at)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS rein_run_controls_created ON ${s}.rein_run_controls (created_at)`);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 
   private report(error: unknown): void {
