@@ -1,4 +1,4 @@
-import { isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState, type SessionGraphFormat, type SessionInfo, type SessionNode, type SessionStoreLike } from "rein";
+import { awaitedLeases, isRunLeaseStore, type RunLeaseStore, type RunRecord, type RunState, type SessionGraphFormat, type SessionInfo, type SessionNode, type SessionStoreLike } from "rein";
 
 /** The store's runs, or none when the store keeps no runs. @internal */
 export function runsOf(store: SessionStoreLike): RunLeaseStore | undefined {
@@ -28,7 +28,7 @@ export interface StoreReads {
 export function storeReads(store: SessionStoreLike): StoreReads {
   const reads = store.asyncReads;
   const runs = runsOf(store);
-  const leases = runs?.asyncLeases;
+  const leases = runs === undefined ? undefined : awaitedLeases(runs);
   return {
     hasSession: async (id) => (reads === undefined ? store.hasSession(id) : reads.hasSession(id)),
     getSession: async (id) => (reads === undefined ? store.getSession(id) : reads.getSession(id)),
@@ -36,7 +36,7 @@ export function storeReads(store: SessionStoreLike): StoreReads {
     head: async (sessionId) => (reads === undefined ? store.head(sessionId) : reads.head(sessionId)),
     listSessions: async () => (reads?.listSessions === undefined ? store.listSessions() : reads.listSessions()),
     exportGraph: async (sessionId, format) => (reads?.exportGraph === undefined ? store.exportGraph(sessionId, { format }) : reads.exportGraph(sessionId, { format })),
-    getRun: async (runId) => (runs === undefined ? undefined : leases === undefined ? runs.getRun(runId) : leases.getRun(runId)),
-    listRuns: async (states) => (runs === undefined ? [] : leases === undefined ? runs.listRuns(states) : leases.listRuns(states)),
+    getRun: async (runId) => (leases === undefined ? undefined : leases.getRun(runId)),
+    listRuns: async (states) => (leases === undefined ? [] : leases.listRuns(states)),
   };
 }

@@ -4,7 +4,7 @@ import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "../errors/describe-error";
-import { LeaseLostError, jsonProblem, keepLease } from "@rein/session";
+import { LeaseLostError, awaitedLeases, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
@@ -100,7 +100,7 @@ function startRun(method: ResumableMethod, owner: ScopeOwner | undefined, thisAr
     // The run's node is stored before the run is registered. An async method awaits both (on a store with an
     // asynchronous path, without blocking the event loop); a synchronous one commits and registers in place.
     if (method.info.isAsync && writer.store.commitAsync !== undefined) {
-      const register = () => (store.asyncLeases ?? store).registerRun(runId, writer.sessionId, method.name, leaseOf(method));
+      const register = () => awaitedLeases(store).registerRun(runId, writer.sessionId, method.name, leaseOf(method));
       return writer.flushAsync().then(register).then(start);
     }
     writer.flush();

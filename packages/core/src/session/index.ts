@@ -20,7 +20,8 @@ export type {
 } from "@rein/session";
 export type { ReadAncestryOptions } from "@rein/session";
 export { SessionStore } from "@rein/session";
-export { isRunLeaseStore } from "@rein/session";
+export { isRunLeaseStore, awaitedLeases } from "@rein/session";
+export type { AwaitedLeaseCalls } from "@rein/session";
 export type { RunLeaseStore, RunLeaseAsyncCalls, RunRecord, RunState, LeaseFence } from "@rein/session";
 export { isConsumeOnceStore } from "@rein/session";
 export type { ConsumeOnceStore } from "@rein/session";

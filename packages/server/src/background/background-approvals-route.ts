@@ -31,24 +31,28 @@ export function mountBackgroundApprovalRoute(
   options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; read: <R>(fn: () => R | Promise<R>) => Promise<R>; maxBodyBytes: number },
 ): void {
   const { who, queue, read } = options;
-  app.on("GET", "/v1/runs/:id/approvals", async (c, next) => {
+  /** The caller's background run the request names, with the queue's channel; undefined for the in-process route. */
+  const backgroundRun = async (c: HonoContext, scope: ApiKeyScope) => {
     const channel = queue?.channel;
-    const runId = c.req.param("id");
-    if (queue === undefined || channel === undefined || !UUID.test(runId)) return next();
-    const caller = await who(c, "read");
+    const runId = c.req.param("id") ?? "";
+    if (queue === undefined || channel === undefined || !UUID.test(runId)) return undefined;
+    const caller = await who(c, scope);
     const record = await read(() => queue.get(runId));
-    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return next();
+    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return undefined;
+    return { channel, runId, record };
+  };
+  app.on("GET", "/v1/runs/:id/approvals", async (c, next) => {
+    const run = await backgroundRun(c, "read");
+    if (run === undefined) return next();
+    const { channel, runId, record } = run;
     if (ENDED.has(record.state)) return c.json({ runId, approvals: [] });
     const approvals = await read(async () => waitingCalls(await readLog(channel, runId), await channel.controlsOf(runId)));
     return c.body(safeJson({ runId, approvals }), 200, { "content-type": "application/json" });
   });
   app.on("POST", "/v1/runs/:id/approvals/:toolCallId", async (c, next) => {
-    const channel = queue?.channel;
-    const runId = c.req.param("id");
-    if (queue === undefined || channel === undefined || !UUID.test(runId)) return next();
-    const caller = await who(c, "run");
-    const record = await read(() => queue.get(runId));
-    if (record === undefined || !(caller.seesAll || record.job.owner === caller.owner)) return next();
+    const run = await backgroundRun(c, "run");
+    if (run === undefined) return next();
+    const { channel, runId, record } = run;
     const toolCallId = c.req.param("toolCallId");
     const body = await readJsonObject(c.req.raw, c.req.header("content-length"), options.maxBodyBytes, "{ approve: boolean }");
     for (const key of Object.keys(body)) {
