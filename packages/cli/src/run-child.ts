@@ -105,7 +105,15 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
   };
 
   // A postgres:// store records into that database (its own shutdown handler, as the file store's).
-  const store = isPostgresUrl(spec.store) ? openPostgresStore(spec.store, { shutdownFlush: true }) : new SessionStore({ path: spec.store });
+  // A store that cannot be opened (a path under a file, a foreign database, a lock held past busyTimeoutMs) is the
+  // run's result, told in one line by the parent — not a crash of this process.
+  const store = (() => {
+    try {
+      return isPostgresUrl(spec.store) ? openPostgresStore(spec.store, { shutdownFlush: true }) : new SessionStore({ path: spec.store });
+    } catch (error) {
+      return finish({ ok: false, error: errorOf(error) }, 1);
+    }
+  })();
   process.on("SIGINT", () => {
     // The store's own shutdown handler (installed first) has flushed and marked running nodes interrupted.
     finish({ ok: false, interrupted: true, error: { name: "Interrupted", message: "interrupted by SIGINT" } }, 130);

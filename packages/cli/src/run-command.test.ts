@@ -111,6 +111,16 @@ test("--max-reach is passed to the child as maxLogicDepth: a depth-2 chain with 
   expect(stderr).toMatch(/^rein: ReachExceededError: [^\n]*depth[^\n]*\n$/);
 }, 60_000); // sized for a loaded 2-core machine
 
+test("a store the child cannot open is a one-line typed error, exit 1, not a crash of the run's process", async () => {
+  writeFileSync(join(dir, "a-file"), "");
+  const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "x", "--store", join(dir, "a-file", "s.db")]).done;
+  expect({ code, stdout, stderr }).toEqual({
+    code: ExitCode.Failed,
+    stdout: expect.not.stringContaining("Depth"),
+    stderr: expect.stringMatching(/^rein: SessionStoreDirectoryError: [^\n]*a-file[^\n]*\n$/),
+  });
+}, 60_000); // sized for a loaded 2-core machine
+
 test("--verbose adds the child's stack to the one-line error; an unknown entry names the module's entries", async () => {
   const { code, stderr } = await rein(["run", `${EXAMPLE}#nope`, "--task", "x", "--store", join(dir, "bad.db"), "--verbose"]).done;
   expect(code).toBe(ExitCode.Failed);
@@ -191,13 +201,10 @@ test("--env picks the config/reach.yaml environment (REIN_ENV of the child); --m
     return new Promise<Finished>((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
   };
   const [defaults, tight, overridden] = await Promise.all([run([]), run(["--env", "tight"]), run(["--env", "tight", "--max-reach", "3"])]);
-  expect(defaults.code).toBe(ExitCode.Ok);
-  expect(defaults.stdout).toMatch(/Depth 2\/4/);
-  expect(tight.code).toBe(ExitCode.Failed);
-  expect(tight.stdout).toMatch(/Depth 1\/1/);
-  expect(tight.stderr).toMatch(/^rein: ReachExceededError: /);
-  expect(overridden.code).toBe(ExitCode.Ok);
-  expect(overridden.stdout).toMatch(/Depth 2\/3/);
+  // Each run whole in one assertion: a failure shows its stderr too.
+  expect(defaults).toMatchObject({ code: ExitCode.Ok, stdout: expect.stringMatching(/Depth 2\/4/) });
+  expect(tight).toMatchObject({ code: ExitCode.Failed, stdout: expect.stringMatching(/Depth 1\/1/), stderr: expect.stringMatching(/^rein: ReachExceededError: /) });
+  expect(overridden).toMatchObject({ code: ExitCode.Ok, stdout: expect.stringMatching(/Depth 2\/3/) });
 }, 60_000); // sized for a loaded 2-core machine
 
 test("a plain .js module is loaded directly; a non-string answer is printed as JSON", async () => {

@@ -219,6 +219,19 @@ describe("waiting for a lock", () => {
     expect((await holder.output).code).toBe(0);
   }, 60_000);
 
+  test("a store opened while another process holds the write lock on a new file waits for it and creates the schema; with a short busyTimeoutMs it fails with SessionStoreBusyError", async () => {
+    // Several `rein run` processes started at once on one new store: the first creates the schema while the
+    // others open the file. An open that gave up after one 20 ms attempt crashed them on a loaded machine.
+    const path = join(directory, "new.db");
+    const holder = startChild(["hold", path, "1500"]);
+    await holder.waitFor("locked");
+    const impatient = captured(() => new SessionStore({ path, shutdownFlush: false, busyTimeoutMs: 0 }));
+    expect(impatient).toBeInstanceOf(SessionStoreBusyError);
+    const store = openStore({ path, busyTimeoutMs: 60_000 });
+    expect(store.createSession("s1").id).toBe("s1");
+    expect((await holder.output).lines).toEqual(["locked", "released"]);
+  }, 60_000);
+
   test("a lock held by another process until it is told: the event loop keeps turning while commitWithRetry waits, which commits once the lock is free", async () => {
     const store = openStore({ busyTimeoutMs: 120_000 });
     store.createSession("s1");

@@ -113,6 +113,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
       this.connection = new SqliteConnection({
         location: this.location,
         attemptTimeoutMs: this.attemptMs,
+        openTimeoutMs: this.busyTimeoutMs,
         migrations: SESSION_MIGRATIONS,
         applicationId: REIN_APPLICATION_ID,
         ownerHost: hostname(),
@@ -120,7 +121,8 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
         ownerStore: this.ownerStore,
       });
     } catch (error) {
-      throw this.fault(error);
+      // The open waited for a lock up to busyTimeoutMs, not one attempt.
+      throw storeFault(error, this.location, this.busyTimeoutMs);
     }
     openStores.add(this.ownerStore);
     this.uninstallShutdown = (options.shutdownFlush ?? !inMemory) ? installShutdownFlush(this) : undefined;

@@ -195,8 +195,23 @@ export function sqliteWorkerDatabase(load: (id: string) => unknown, data: Sqlite
     if (version > supported) throw new Fault("schema-version", "newer schema", { foundVersion: version, supportedVersion: supported });
   }
 
+  /** Runs `work` again while it fails SQLITE_BUSY, sleeping 1, 2, 4 … 20 ms, up to the open's timeout. */
+  function whileBusy<T>(work: () => T): T {
+    const deadline = Date.now() + data.openTimeoutMs;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return work();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+        Atomics.wait(pause, 0, 0, Math.min(20, 2 ** attempt, Math.max(1, deadline - Date.now())));
+      }
+    }
+  }
+
   function open(): void {
-    db = new Database(data.location, { timeout: data.attemptTimeoutMs });
+    // Opening waits for another connection's lock up to the store's busyTimeoutMs; every later call makes one short attempt.
+    db = new Database(data.location, { timeout: data.openTimeoutMs });
     const tables = rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").map((found) =>
       String(found[0]),
     );
@@ -207,7 +222,9 @@ export function sqliteWorkerDatabase(load: (id: string) => unknown, data: Sqlite
     }
     if (known) assertKnownVersion();
     const inMemory = data.location.startsWith(":");
-    if (!inMemory && String(row("PRAGMA journal_mode")![0]).toLowerCase() !== "wal") row("PRAGMA journal_mode = WAL");
+    // SQLite answers a journal-mode change busy at once, without its busy handler: wait here instead, as long as
+    // the open may (another process creating the schema of a new file holds the lock for a moment).
+    if (!inMemory && String(row("PRAGMA journal_mode")![0]).toLowerCase() !== "wal") whileBusy(() => row("PRAGMA journal_mode = WAL"));
     // In WAL mode NORMAL keeps every commit across a process crash; only a
     // power loss can drop the last transactions.
     db.exec("PRAGMA synchronous = NORMAL");
@@ -230,6 +247,7 @@ export function sqliteWorkerDatabase(load: (id: string) => unknown, data: Sqlite
         db!.exec(`PRAGMA application_id = ${data.applicationId}`);
       });
     }
+    db.exec(`PRAGMA busy_timeout = ${data.attemptTimeoutMs}`);
     // Running nodes of processes on this host that are gone (or of unknown
     // owner) were interrupted by a crash. Found with a read; marked now if the
     // lock is free, else with the next write.

@@ -15,6 +15,11 @@ export interface SqliteWorkerData {
   readonly location: string;
   /** busy_timeout of one attempt to take the write lock, in ms. */
   readonly attemptTimeoutMs: number;
+  /**
+   * busy_timeout while opening (reading the schema, switching to WAL, migrating), in ms: the store's
+   * `busyTimeoutMs`. Several processes opening one new file at once wait for the one creating the schema.
+   */
+  readonly openTimeoutMs: number;
   readonly migrations: readonly { version: number; name: string; sql: string }[];
   readonly applicationId: number;
   readonly ownerHost: string;
