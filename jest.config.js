@@ -14,8 +14,9 @@ module.exports = {
     "^@rein/([a-z-]+)$": "<rootDir>/packages/$1/src/index.ts",
     "^rein$": "<rootDir>/packages/rein/src/index.ts",
   },
+  // esbuild, or TypeScript for a file with decorators (jest.transform.js); types are checked by `pnpm typecheck`.
   transform: {
-    "^.+\\.ts$": ["ts-jest", { tsconfig: "<rootDir>/tsconfig.test.json" }],
+    "^.+\\.ts$": "<rootDir>/jest.transform.js",
   },
   // A scratch directory per run (REIN_TEST_RUN_DIR) where the test files share one embedded PostgreSQL server, each
   // file with a database of its own (store-postgres/src/__fixtures__/shared-postgres.ts); the teardown stops it.
