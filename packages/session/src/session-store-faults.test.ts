@@ -11,12 +11,23 @@ import {
   SessionStoreDirectoryError,
   SessionStoreError,
 } from "./session-errors";
+import { compileScript } from "./__fixtures__/compiled-script";
 
-// Children run from TypeScript source through tsx, as in session-crash.test.ts.
+// Children run the child script compiled once by esbuild (the compiler tsx uses): a child started through tsx's hooks
+// spent most of its CPU transforming sources, and this file starts a score of them.
 const ROOT = resolve(__dirname, "../../..");
-const CHILD = join(__dirname, "__fixtures__", "session-store-child.ts");
-const NODE_ARGS = ["--require", require.resolve("tsx/cjs"), CHILD];
-const CHILD_ENV = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json") };
+let NODE_ARGS: readonly string[];
+let CHILD_ENV: NodeJS.ProcessEnv;
+let compiledIn: string;
+beforeAll(() => {
+  // Readable by everyone: a fault scenario drops to uid 65534 before it loads the rest of what it needs.
+  compiledIn = mkdtempSync(join(tmpdir(), "rein-faults-child-"));
+  chmodSync(compiledIn, 0o755);
+  const child = compileScript(join(__dirname, "__fixtures__", "session-store-child.ts"), compiledIn);
+  NODE_ARGS = child.nodeArgs;
+  CHILD_ENV = { ...process.env, ...child.env };
+});
+afterAll(() => rmSync(compiledIn, { recursive: true, force: true }));
 
 let directory: string;
 const open: SessionStore[] = [];

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { compileScript } from "../../core/src/__fixtures__/compiled-script";
+import { compileScript } from "../../session/src/__fixtures__/compiled-script";
 import { LeaseLostError, SessionNodeWriter } from "@rein/session";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { compileScript, type CompiledScript } from "../../core/src/__fixtures__/compiled-script";
+import { compileScript, type CompiledScript } from "../../session/src/__fixtures__/compiled-script";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
 

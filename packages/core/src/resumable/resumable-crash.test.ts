@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SessionStore } from "@rein/session";
 import type { SessionNode } from "@rein/session";
-import { compileScript, type CompiledScript } from "../__fixtures__/compiled-script";
+import { compileScript, type CompiledScript } from "../../../session/src/__fixtures__/compiled-script";
 
 const ROOT = resolve(__dirname, "../../../..");
 /**

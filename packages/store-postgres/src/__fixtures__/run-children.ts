@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compileScript } from "../../../core/src/__fixtures__/compiled-script";
+import { compileScript } from "../../../session/src/__fixtures__/compiled-script";
 
 const ROOT = join(__dirname, "..", "..", "..", "..");
 
