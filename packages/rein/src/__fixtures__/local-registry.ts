@@ -166,13 +166,14 @@ export async function startLocalRegistry(options: {
 }
 
 /**
- * `tar -czf file -C directory .` as `package/...`. GNU tar exits 1 with "file changed as we read it" when a file's
+ * `tar -czf file -C directory .` (gzip level 1) as `package/...`. GNU tar exits 1 with "file changed as we read it" when a file's
  * ctime moves during the read: the installed packages are hard links into pnpm's store, so another install on the
  * machine linking the same file does that (seen with two `pnpm test` runs at once). The bytes read are complete then,
  * so that one warning is accepted; any other failure throws.
  */
 function packDirectory(directory: string, file: string): void {
-  const packed = spawnSync("tar", ["-czf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."], { encoding: "utf8" });
+  // gzip -1: the registry packs ~150 packages per run; the fastest level costs half the CPU of the default.
+  const packed = spawnSync("tar", ["-I", "gzip -1", "-cf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."], { encoding: "utf8" });
   const otherWarnings = packed.stderr.split("\n").filter((line) => line !== "" && !/file changed as we read it$/.test(line));
   if (packed.error !== undefined || !(packed.status === 0 || (packed.status === 1 && otherWarnings.length === 0))) {
     throw new Error(`tar of ${directory} failed (${packed.status ?? packed.error?.message}): ${packed.stderr}`);
