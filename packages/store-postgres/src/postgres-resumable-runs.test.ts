@@ -4,27 +4,35 @@
  * resumed by exactly one of them.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { Client } from "pg";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
+import { compileScript, type CompiledScript } from "../../session/src/__fixtures__/compiled-script";
 
 const ROOT = join(__dirname, "..", "..", "..");
-const CHILD = join(__dirname, "__fixtures__", "resumable-child.ts");
 
 let server: EmbeddedPostgresServer | undefined;
+// The child script compiled once by esbuild (the compiler tsx uses), rather than through tsx's loader in every child.
+let compiled: CompiledScript;
+let compiledIn: string;
 beforeAll(async () => {
+  compiledIn = mkdtempSync(join(tmpdir(), "rein-resumable-child-"));
+  compiled = compileScript(join(__dirname, "__fixtures__", "resumable-child.ts"), compiledIn);
   server = await startEmbeddedPostgres();
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
+  rmSync(compiledIn, { recursive: true, force: true });
 });
 
 function child(args: string[]): { process: ReturnType<typeof spawn>; output: Promise<string>; ready(): Promise<void> } {
   // node itself (not the tsx wrapper script), so a SIGKILL kills the worker.
-  const started = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
+  const started = spawn(process.execPath, [...compiled.nodeArgs, ...args], {
     cwd: ROOT,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json") },
+    env: { ...process.env, ...compiled.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -45,6 +45,8 @@ export function compileScript(entry: string, outDir: string): CompiledScript {
     target: "node20",
     tsconfig: join(ROOT, "tsconfig.test.json"),
     packages: "external",
+    // As tsx does: a class renamed in the bundle (two `Worker`s) keeps its `.name`, which names its nodes.
+    keepNames: true,
     sourcemap: "inline",
     sourcesContent: false,
     logLevel: "silent",
