@@ -20,7 +20,10 @@ const DECORATOR = /^\s*@[A-Za-z_$][\w$]*(\(|\s*$)/m;
 let esbuild;
 let typescript;
 
-/** What tsconfig.base.json sets that changes emitted code (esbuild reads no tsconfig file in this mode). */
+/**
+ * What tsconfig.base.json sets that changes emitted code (esbuild reads no tsconfig file in this mode): a copy, so
+ * a change there that affects emitted code must be made here too (and in {@link withTypeScript}).
+ */
 const TSCONFIG_RAW = { compilerOptions: { target: "ES2022", useDefineForClassFields: true, experimentalDecorators: true, esModuleInterop: true } };
 
 function withEsbuild(source, path) {
@@ -37,7 +40,8 @@ function withEsbuild(source, path) {
     sourcesContent: false,
     tsconfigRaw: TSCONFIG_RAW,
   });
-  return { code, map };
+  // An object, not JSON text: coverage (istanbul) applies only a map it is given as an object.
+  return { code, map: JSON.parse(map) };
 }
 
 function withTypeScript(source, path) {
@@ -54,14 +58,16 @@ function withTypeScript(source, path) {
       inlineSources: false,
     },
   });
-  return { code: outputText.replace(/\n\/\/# sourceMappingURL=.*$/, ""), map: sourceMapText };
+  return { code: outputText.replace(/\n\/\/# sourceMappingURL=.*$/, ""), map: JSON.parse(sourceMapText) };
 }
 
 module.exports = {
   process(source, path) {
     return DECORATOR.test(source) ? withTypeScript(source, path) : withEsbuild(source, path);
   },
-  getCacheKey(source, path) {
-    return createHash("sha256").update(SELF).update(ESBUILD_VERSION).update(TYPESCRIPT_VERSION).update(path).update("\0").update(source).digest("hex");
+  getCacheKey(source, path, options) {
+    // jest adds coverage instrumentation after the transform and keys on none of it when a transformer has its own key.
+    const instrument = options?.instrument === true ? "instrumented" : "plain";
+    return createHash("sha256").update(SELF).update(ESBUILD_VERSION).update(TYPESCRIPT_VERSION).update(instrument).update(path).update("\0").update(source).digest("hex");
   },
 };

@@ -29,7 +29,11 @@ export interface SessionStoreOptions {
    * another connection holds the write lock, without blocking the event
    * loop. A synchronous call (`createSession`, `setHead`, `commit`, …) waits
    * one short attempt (at most `BUSY_ATTEMPT_MS`) and then throws
-   * `SessionStoreBusyError`.
+   * `SessionStoreBusyError`. Opening the store (the constructor, which is
+   * synchronous) waits up to this long for each step that needs the lock
+   * (reading the schema, switching to WAL, migrating), blocking while it
+   * waits: several processes opening one new file wait for the one creating
+   * its schema.
    * @default 5000
    */
   busyTimeoutMs?: number;

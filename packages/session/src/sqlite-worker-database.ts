@@ -211,7 +211,8 @@ export function sqliteWorkerDatabase(load: (id: string) => unknown, data: Sqlite
 
   function open(): void {
     // Opening waits for another connection's lock up to the store's busyTimeoutMs; every later call makes one short attempt.
-    db = new Database(data.location, { timeout: data.openTimeoutMs });
+    // (SQLite's busy timeout is a 32-bit int: a larger value would wrap to no wait at all.)
+    db = new Database(data.location, { timeout: Math.min(data.openTimeoutMs, 2_147_483_647) });
     const tables = rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").map((found) =>
       String(found[0]),
     );
