@@ -2,14 +2,15 @@ import { createHash, randomBytes } from "node:crypto";
 import { ContinuationConsumedError } from "../errors/continuation-consumed-error";
 import type { Context } from "../context/context";
 import { isConsumeOnceStore } from "@rein/session";
+import { randomIdText } from "../scope/call-scope";
 import type { TurnContinuation } from "./turns";
 
 /** Continuations resumed by this process: a second resume here is refused without asking the store. */
 const consumedHere = new Set<string>();
 
-/** A new continuation id: 128 random bits. @internal */
+/** A new continuation id: 128 random bits, never beginning with `-` (see {@link randomIdText}). @internal */
 export function newContinuationId(): string {
-  return randomBytes(16).toString("base64url");
+  return randomIdText(randomBytes);
 }
 
 /**
