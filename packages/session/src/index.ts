@@ -87,3 +87,4 @@ export type { SyncWorkerBridgeOptions, WorkerEnds, WorkerFailure, WorkerReply, W
  */
 export * as optionSchema from "./options/option-schema";
 export type { OptionsSchema, Rule, Shape, Problem, ValueKind } from "./options/option-schema";
+export { randomIdText } from "./random-id-text";

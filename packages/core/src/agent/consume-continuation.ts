@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ContinuationConsumedError } from "../errors/continuation-consumed-error";
 import type { Context } from "../context/context";
-import { isConsumeOnceStore } from "@rein/session";
-import { randomIdText } from "../scope/call-scope";
+import { isConsumeOnceStore, randomIdText } from "@rein/session";
 import type { TurnContinuation } from "./turns";
 
 /** Continuations resumed by this process: a second resume here is refused without asking the store. */

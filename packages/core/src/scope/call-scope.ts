@@ -6,7 +6,7 @@ import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { RunLedger } from "../runtime/run-ledger";
-import type { SessionNodeWriter } from "@rein/session";
+import { randomIdText, type SessionNodeWriter } from "@rein/session";
 import type { SessionCursor } from "./session-cursor";
 import type { TraceScope } from "../telemetry/trace-scope";
 
@@ -161,20 +161,6 @@ export function currentScope(): CallScope | undefined {
  */
 export function currentSignal(): AbortSignal | undefined {
   return currentScope()?.signal;
-}
-
-/**
- * 128 random bits from `draw` as unpadded base64url, drawn again while the
- * text would begin with `-`: a command line reads such an argument as an
- * option (`rein runs resume <module> -Fs…` was "unknown option"), and node
- * ids are run ids. Costs under 0.03 bits of the 128.
- * @internal
- */
-export function randomIdText(draw: (size: number) => Buffer): string {
-  for (;;) {
-    const text = draw(16).toString("base64url");
-    if (!text.startsWith("-")) return text;
-  }
 }
 
 let idPrefix: string | undefined;

@@ -1,4 +1,5 @@
-import { newNodeId, randomIdText } from "./call-scope";
+import { randomIdText } from "@rein/session";
+import { newNodeId } from "./call-scope";
 
 // Moved from the session store's fault tests when the stores left core for @rein/session: newNodeId is core's.
 describe("node ids", () => {
