@@ -35,6 +35,8 @@ describe("rein --help and usage errors", () => {
     [["run", "examples/cli-chain.ts#plan", "--task", "x", "--max-reach", "zero"], /--max-reach must be a positive integer, got 'zero'/],
     [["run", "examples/no-such-module.ts#plan", "--task", "x"], /module not found: .*no-such-module\.ts/],
     [["sessions", "export", "s1", "--format", "xml"], /Allowed choices are mermaid, dot, json/],
+    // A run id recorded when ids could begin with '-': commander takes it for an option; rein says what to type.
+    [["runs", "resume", "examples/cli-chain.ts", "-FsDZM1XQLtpWW4BReRbmA-4"], /^error: unknown option '-FsDZM1XQLtpWW4BReRbmA-4'\n[\s\S]*rein: '-FsDZM1XQLtpWW4BReRbmA-4' looks like an id: an argument that begins with '-' goes after --, options first \(rein runs resume --store <path> <module> -- -FsDZM1XQLtpWW4BReRbmA-4\)\n$/],
   ])("usage error %j exits 2 with a one-line message", async (argv, message) => {
     const { code, stdout, stderr } = await runMain(argv);
     expect(code).toBe(ExitCode.UsageError);

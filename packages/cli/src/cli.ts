@@ -255,7 +255,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version end with code 0; commander has already printed its own one-line message otherwise.
-      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.UsageError;
+      if (error.exitCode === 0) return ExitCode.Ok;
+      const id = error.code === "commander.unknownOption" ? /unknown option '(-[A-Za-z0-9_][A-Za-z0-9_-]{15,})'/.exec(error.message)?.[1] : undefined;
+      // Ids no longer begin with '-', but one recorded by an earlier version may.
+      if (id !== undefined) io.stderr(`rein: '${id}' looks like an id: an argument that begins with '-' goes after --, options first (rein runs resume --store <path> <module> -- ${id})\n`);
+      return ExitCode.UsageError;
     }
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`rein: ${message}\n`);
