@@ -1,16 +1,14 @@
 /**
  * Jest's TypeScript transform. esbuild (the compiler tsx runs on, so a test runs the code a user's `tsx` would)
  * turns each file into CommonJS in about a tenth of the CPU TypeScript's own transpiler takes — on a fresh clone,
- * where nothing is cached yet, that was about 40 s of the test run. A file that uses decorators goes through
+ * where nothing is cached yet, tens of seconds of the test run (docs/testing.md). A file that uses decorators goes through
  * TypeScript's `transpileModule` instead: esbuild emits no decorator metadata, which `@method` reads parameter types
  * from. Neither checks types; `pnpm typecheck` does.
  */
 const { createHash } = require("node:crypto");
 const { readFileSync } = require("node:fs");
-const { dirname } = require("node:path");
 
-const ESBUILD = require.resolve("esbuild", { paths: [dirname(require.resolve("tsx/package.json"))] });
-const ESBUILD_VERSION = require(require.resolve("esbuild/package.json", { paths: [dirname(ESBUILD)] })).version;
+const ESBUILD_VERSION = require("esbuild/package.json").version;
 const TYPESCRIPT_VERSION = require("typescript/package.json").version;
 const SELF = createHash("sha256").update(readFileSync(__filename)).digest("hex");
 
@@ -27,7 +25,7 @@ let typescript;
 const TSCONFIG_RAW = { compilerOptions: { target: "ES2022", useDefineForClassFields: true, experimentalDecorators: true, esModuleInterop: true } };
 
 function withEsbuild(source, path) {
-  esbuild ??= require(ESBUILD);
+  esbuild ??= require("esbuild");
   const { code, map } = esbuild.transformSync(source, {
     loader: "ts",
     format: "cjs",

@@ -9,13 +9,10 @@
  * packages' own `node_modules` (a bundle in a scratch directory has no `node_modules` of its own).
  */
 import { readdirSync } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { delimiter, join } from "node:path";
+import { buildSync } from "esbuild";
 
 const ROOT = join(__dirname, "..", "..", "..", "..");
-
-interface EsbuildLike {
-  buildSync(options: Record<string, unknown>): unknown;
-}
 
 /** A compiled script: run it with `node ...nodeArgs <args>` in an environment that includes `env`. */
 export interface CompiledScript {
@@ -27,16 +24,10 @@ export interface CompiledScript {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** esbuild, as tsx depends on it (the repository has no direct dependency on it). */
-function esbuild(): EsbuildLike {
-  const tsxDirectory = dirname(require.resolve("tsx/package.json"));
-  return require(require.resolve("esbuild", { paths: [tsxDirectory] })) as EsbuildLike;
-}
-
 /** Bundles `entry` (a `.ts` file) into `outDir` as one CommonJS file; esbuild throws, naming the file and line, when it does not compile. */
 export function compileScript(entry: string, outDir: string): CompiledScript {
   const file = join(outDir, `${entry.split(/[\\/]/).pop()!.replace(/\.ts$/, "")}.js`);
-  esbuild().buildSync({
+  buildSync({
     entryPoints: [entry],
     outfile: file,
     bundle: true,
