@@ -4,8 +4,13 @@ import { validateArguments } from "../tools/tool";
 import type { MethodInfo } from "./class-setup";
 import { whileAwaitingApproval } from "../resumable/approval-wait";
 
-/** Decides whether a tool call of a `requiresApproval` method may run. */
-export type ToolApprover = (call: { readonly toolName: string; readonly args: unknown }) => boolean | Promise<boolean>;
+/**
+ * Decides whether a tool call of a `requiresApproval` method may run.
+ * `signal` is the call's: it fires when the run is cancelled (an approval
+ * UI can withdraw its question); an answer given after it fired is ignored
+ * and the method does not run.
+ */
+export type ToolApprover = (call: { readonly toolName: string; readonly args: unknown; readonly signal?: AbortSignal }) => boolean | Promise<boolean>;
 
 /**
  * The tool for a `tool: true` method of `instance`. Calling it validates
@@ -31,7 +36,11 @@ export function methodTool(instance: object, method: MethodInfo, approve: ToolAp
       const value = (await validateArguments(name, toolInfo.schema, args)) as Record<string, unknown>;
       if (options.requiresApproval && executeOptions?.approved !== true) {
         // Inside a resumable run, the run records that it waits (a crash meanwhile leaves it for resumeRun).
-        const approved = approve !== undefined && (await whileAwaitingApproval(name, value, () => approve({ toolName: name, args: value })));
+        const signal = executeOptions?.signal;
+        const call = signal === undefined ? { toolName: name, args: value } : { toolName: name, args: value, signal };
+        const approved = approve !== undefined && (await whileAwaitingApproval(name, value, () => approve(call)));
+        // A run cancelled while its approver decided: the answer comes too late, the method does not run.
+        signal?.throwIfAborted();
         if (!approved) {
           throw new ToolApprovalError(name, { approverConfigured: approve !== undefined });
         }

@@ -1,5 +1,7 @@
 import { GuardError, ModelBehaviorError } from "@rein/guard";
 import { ToolApprovalError } from "../errors/core-errors";
+import { Runtime } from "../runtime/runtime";
+import { ScriptedProvider } from "../model/scripted-provider";
 import { Agent } from "./agent";
 import type { ToolApprover } from "./method-tool";
 
@@ -49,5 +51,29 @@ describe("requiresApproval tool calls", () => {
     const agent = new Deployer({ approveToolCall: async () => true });
     await expect(deployTool(agent).execute({ service: "api" })).resolves.toBe("deployed api");
     expect(agent.deployed).toEqual(["api"]);
+  });
+
+  it("a run cancelled while its approver decides: the late yes is ignored, the method never runs, and the approver saw the call's signal fire", async () => {
+    let answer!: (approved: boolean) => void;
+    let asked!: (signal: AbortSignal | undefined) => void;
+    const question = new Promise<AbortSignal | undefined>((resolve) => (asked = resolve));
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }, "done"]);
+    const agent = new Deployer({
+      runtime: new Runtime({ provider: model }),
+      approveToolCall: (call) => {
+        asked(call.signal);
+        return new Promise<boolean>((resolve) => (answer = resolve));
+      },
+    });
+    const controller = new AbortController();
+    const run = agent.ask("Deploy api.", { signal: controller.signal }).catch((caught: unknown) => caught);
+    const signal = await question;
+    controller.abort(new Error("operator pressed Stop"));
+    expect(signal?.aborted).toBe(true);
+    answer(true);
+    expect(await run).toMatchObject({ message: "operator pressed Stop" });
+    // Give the late answer every chance to reach the method.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(agent.deployed).toEqual([]);
   });
 });
