@@ -33,6 +33,7 @@ function render(nodes: readonly SessionNode[]): Message[] {
   const messages: Message[] = [];
   // What ran inside a tool call is summed up by its tool result: nothing under it is rendered.
   const insideToolCalls = new Set<string>();
+  const { answered, toolCalls } = toolResultsOf(nodes);
   for (const node of nodes) {
     if (node.caller !== null && insideToolCalls.has(node.caller)) {
       insideToolCalls.add(node.id);
@@ -45,6 +46,8 @@ function render(nodes: readonly SessionNode[]): Message[] {
       const output = contentOf(node.output);
       if (input.length > 0) messages.push({ role: "user", content: input });
       if (output.length > 0) messages.push({ role: "assistant", content: output });
+      const recovered = recoveredResults(output, answered, toolCalls);
+      if (recovered.length > 0) messages.push({ role: "user", content: recovered });
     } else if (node.role === "code") {
       if (node.metadata["toolCallId"] !== undefined) {
         insideToolCalls.add(node.id);
@@ -63,6 +66,43 @@ function render(nodes: readonly SessionNode[]): Message[] {
     }
   }
   return messages;
+}
+
+/** The tool results the rendered requests carried, and the recorded tool calls by their tool call id. */
+function toolResultsOf(nodes: readonly SessionNode[]): { answered: Set<string>; toolCalls: Map<string, SessionNode> } {
+  const answered = new Set<string>();
+  const toolCalls = new Map<string, SessionNode>();
+  for (const node of nodes) {
+    if (node.role === "llm" && node.metadata["status"] === "completed") {
+      for (const block of contentOf(node.input)) if (block.type === "tool_result") answered.add(block.toolUseId);
+    } else if (node.role === "code" && typeof node.metadata["toolCallId"] === "string") {
+      toolCalls.set(node.metadata["toolCallId"], node);
+    }
+  }
+  return { answered, toolCalls };
+}
+
+/**
+ * Results for the tool calls of `output` that ran but that no completed
+ * request carried back — the run ended after them (a failed or cancelled
+ * request, `maxIterations`, a Context provider that threw): rebuilt from
+ * the recorded tool calls, so the next request still knows they ran and
+ * what they returned (the model does not repeat a payment it cannot see).
+ */
+function recoveredResults(output: readonly ContentBlock[], answered: ReadonlySet<string>, toolCalls: ReadonlyMap<string, SessionNode>): ContentBlock[] {
+  const recovered: ContentBlock[] = [];
+  for (const block of output) {
+    if (block.type !== "tool_use" || answered.has(block.id)) continue;
+    const call = toolCalls.get(block.id);
+    const status = call?.metadata["status"];
+    if (call === undefined || status === "running") continue;
+    recovered.push(
+      status === "completed"
+        ? { type: "tool_result", toolUseId: block.id, content: typeof call.output === "string" ? call.output : (JSON.stringify(call.output) ?? "(no result)") }
+        : { type: "tool_result", toolUseId: block.id, content: `'${block.name}' ended ${String(status)}`, isError: true },
+    );
+  }
+  return recovered;
 }
 
 function contentOf(value: unknown): ContentBlock[] {
