@@ -4,7 +4,7 @@ import { SpendCapExceededError } from "./auth/spend-cap-error";
 import { NO_QUEUE, enqueueRun, prefersAsync } from "./background/background-routes";
 import { CANCELLED, callEntry } from "./call-entry";
 import { STATUS_OF, bounded, type ErrorType } from "./http-error";
-import { flightKey, storedSessionId } from "./ownership";
+import { storedSessionId } from "./ownership";
 import { followQueued } from "./background/follow-queued";
 import { readRunBody } from "./request-body";
 import type { RouteKit } from "./route-kit";
@@ -45,7 +45,7 @@ export interface RunResponse {
  * @internal
  */
 export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
-  const { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys, feed, report, who, fail, admit, capped } = kit;
+  const { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys, feed, report, who, fail, admit, fly, badRunId } = kit;
   app.post("/v1/agent/run", async (c) => {
     const caller = await who(c, "run");
     if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
@@ -74,20 +74,21 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
     // The client's name of the session; the store holds it under the caller's prefix (ownership.ts).
     const sessionId = body.sessionId ?? `run-${runId}`;
     const storedId = storedSessionId(caller, sessionId);
-    // A capped key: a run slot and this minute's count taken now (429 over a cap), each model request reserved in the key store.
-    const keyRun = await capped(caller);
-    const controller = new AbortController();
-    const inFlight = flightKey(caller.owner, runId);
-    state.runs.set(inFlight, controller);
+    // In flight (the id claimed in the tick admit checked it), then a capped key's run slot and this minute's count
+    // (429 over a cap); each model request is reserved in the key store.
+    const flight = await fly(caller, runId, badRunId);
+    const { controller, keyRun } = flight;
     // A client that hangs up (JSON or SSE) no longer wants the run: cancel it, and with it the provider's request.
     const hangUp = onHangUp(c, controller);
-    // A turn the entry returns paused on an approval is answered on the approvals route, which resumes it here, in flight again.
-    const resume: ResumeEntry = ({ continuation, approve, controller: again, onEvent: listener, approveToolCall }) => {
-      state.runs.set(inFlight, again);
+    // A turn the entry returns paused on an approval is answered on the approvals route, which resumes it here: in
+    // flight again under the same id, in a run slot of the key's own (taken before the answer counts).
+    const admitResume = () => fly(caller, runId);
+    const resume: ResumeEntry = ({ continuation, approve, flight: again, onEvent: listener, approveToolCall }) => {
       const resumption = { continuation, approve };
-      return callEntry({ entry, entryName: body.entry, args: [], store, storedSessionId: storedId, runId, budget, policy, ...(traceparent === undefined ? {} : { traceparent }), signal: again.signal, onEvent: listener, approveToolCall, resume: resumption, ...(keyRun?.spend === undefined ? {} : { spend: keyRun.spend }) }).finally(() => state.runs.delete(inFlight));
+      const spend = again.keyRun?.spend;
+      return callEntry({ entry, entryName: body.entry, args: [], store, storedSessionId: storedId, runId, budget, policy, ...(traceparent === undefined ? {} : { traceparent }), signal: again.controller.signal, onEvent: listener, approveToolCall, resume: resumption, ...(spend === undefined ? {} : { spend }) }).finally(() => again.land());
     };
-    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent), resume });
+    const watched = feed.watch({ owner: caller.owner, runId, entry: body.entry, storedSessionId: storedId, budget, signal: controller.signal, emit: (event) => forward?.(event as unknown as RunEvent), resume, admitResume });
     const usage = { inputTokens: 0, outputTokens: 0 };
     // Usage is summed from the run's model responses (observed: the entry made at least one run).
     let observed = false;
@@ -141,8 +142,7 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
         return type === "run_error" ? { response } : { response, errorType: type };
       } finally {
         hangUp();
-        state.runs.delete(inFlight);
-        void keyRun?.end().catch(report);
+        flight.land();
       }
     };
 

@@ -13,6 +13,7 @@ import { authenticate, type AuthOptions, type Caller } from "./auth/caller";
 import { startKeyRun } from "./auth/key-spend";
 import type { ApiKeyScope } from "./auth/api-key";
 import { clientSessionId, flightFor, flightKey, ownsSession, sessionFor } from "./ownership";
+import { runInFlight, startFlight } from "./flight";
 import { mountLiveRoutes } from "./live-routes";
 import type { BackgroundQueue } from "./background/background-queue";
 import { mountRunRoute } from "./background/background-routes";
@@ -161,6 +162,9 @@ export function createServer(options: CreateServerOptions): Hono {
 
   /** Starts a run of `caller` under its key's spend caps (a 429 over one); a key store that fails is a 503. */
   const capped = (caller: Caller) => startKeyRun(options.auth?.keys, caller, report);
+  const badRunId = () => new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
+  /** Puts a run in flight (flight.ts): its id claimed at once, then its key's run slot taken. */
+  const fly = (caller: Caller, runId: string, conflict: () => RequestError = runInFlight(runId)) => startFlight(state.runs, caller, runId, capped, report, conflict);
 
   app.onError((error, c) => {
     if (error instanceof RequestError) {
@@ -185,9 +189,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const { budget, callerRunId } = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
     if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
     const proposed = c.req.header("x-run-id");
-    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)))) {
-      throw new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
-    }
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)))) throw badRunId();
     return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex"), caller: callerRunId === undefined ? {} : { callerRunId } };
   };
 
@@ -197,7 +199,7 @@ export function createServer(options: CreateServerOptions): Hono {
   mountBackgroundApprovalRoute(app, { who, queue, read, maxBodyBytes });
   const feed = mountLiveRoutes(app, { who, store, maxBodyBytes, heartbeatMs, approvalTimeoutMs: options.approvalTimeoutMs, inspector: options.inspector });
 
-  const kit: RouteKit = { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys: options.auth?.keys, feed, report, who, fail, read, admit, capped };
+  const kit: RouteKit = { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys: options.auth?.keys, feed, report, who, fail, read, admit, capped, fly, badRunId };
   mountAgentRunRoute(app, kit);
 
   /** The stored session `id` names for `caller`, or a 404 (another key's session is not found either). */

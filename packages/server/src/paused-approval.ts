@@ -1,4 +1,5 @@
 import type { TurnContinuation } from "rein";
+import type { Flight } from "./flight";
 import type { ApprovalAnswer, ApprovalHolder, ApprovalOutcome, PendingApproval, ResumedTurn } from "./approvals";
 
 /** A served run's value that is a turn paused on an approval: the `TurnResult` of `runTurn`/`chat`. @internal */
@@ -41,7 +42,8 @@ export class PausedApproval implements ApprovalHolder {
     paused: PausedTurn,
     timeoutMs: number,
     private readonly answered: Set<string>,
-    private readonly resume: (approve: boolean) => Promise<ResumedTurn>,
+    private readonly admit: () => Promise<Flight>,
+    private readonly resume: (approve: boolean, flight: Flight) => Promise<ResumedTurn>,
     onExpired: () => void,
   ) {
     const requestedAt = Date.now();
@@ -58,11 +60,18 @@ export class PausedApproval implements ApprovalHolder {
   }
 
   answer(toolCallId: string, approve: boolean): ApprovalAnswer | Promise<ApprovalOutcome> {
-    if (this.#waiting?.toolCallId === toolCallId) {
+    const waiting = this.#waiting;
+    if (waiting?.toolCallId !== toolCallId) return this.answered.has(toolCallId) ? "already-answered" : "no-such-call";
+    // The resumed turn is a run like any other: in flight, in a run slot of its key. Both are taken before the
+    // answer counts, so a refusal (429 over the key's caps) leaves the call waiting for a later answer.
+    return this.admit().then((flight): Promise<ApprovalOutcome> | ApprovalOutcome => {
+      if (this.#waiting !== waiting) {
+        flight.land();
+        return { answer: "already-answered" };
+      }
       this.#take();
-      return this.resume(approve).then((resumed) => ({ answer: "answered", resumed }));
-    }
-    return this.answered.has(toolCallId) ? "already-answered" : "no-such-call";
+      return this.resume(approve, flight).then((resumed) => ({ answer: "answered", resumed }));
+    });
   }
 
   /** Forgets the wait (the run's id was reused, or the server closes). */

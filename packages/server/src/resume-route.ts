@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { RunNotResumableError, RunPausedError, withReachBudget, withRunListener } from "rein";
 import { SpendCapExceededError } from "./auth/spend-cap-error";
 import { STATUS_OF, bounded } from "./http-error";
-import { clientSessionId, flightKey, ownsSession } from "./ownership";
+import { clientSessionId, ownsSession } from "./ownership";
 import { readJsonObject } from "./request-body";
 import { agentForRun, entryClassFor } from "./resume-runs";
 import { storeReads } from "./store-reads";
@@ -19,7 +19,7 @@ import { STORE_UNAVAILABLE } from "./store-fault";
  * @internal
  */
 export function mountResumeRoute(app: Hono, kit: RouteKit): void {
-  const { entries, store, policy, state, maxBodyBytes, report, who, fail, read, admit, capped } = kit;
+  const { entries, store, policy, state, maxBodyBytes, report, who, fail, read, admit, fly, badRunId } = kit;
   app.post("/v1/runs/:id/resume", async (c) => {
     const caller = await who(c, "run");
     if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
@@ -39,10 +39,8 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
     const entry = entryClassFor(entries, record.name);
     if (entry === undefined) return fail(c, "not_found", `run ${id} is a run of ${bounded(record.name, 200)}, which no listed class entry of this server serves`);
     const { budget, traceparent, runId: requestId } = admit(c, caller, "resuming the run");
-    const keyRun = await capped(caller);
-    const controller = new AbortController();
-    const inFlight = flightKey(caller.owner, requestId);
-    state.runs.set(inFlight, controller);
+    const flight = await fly(caller, requestId, badRunId);
+    const { controller, keyRun } = flight;
     const hangUp = onHangUp(c, controller);
     c.header("X-Run-Id", requestId);
     const base = { runId: id, sessionId: clientSessionId(caller, record.sessionId), budget };
@@ -68,8 +66,7 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
       return c.json(JSON.parse(safeJson({ ...base, result: null, status, ...(await headOf(store, record.sessionId)), error: { type, name: err.name, message } })) as object, httpStatus);
     } finally {
       hangUp();
-      state.runs.delete(inFlight);
-      void keyRun?.end().catch(report);
+      flight.land();
     }
   });
 }

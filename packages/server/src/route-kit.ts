@@ -5,7 +5,8 @@ import type { Caller } from "./auth/caller";
 import type { KeyRun } from "./auth/key-spend";
 import type { BackgroundQueue } from "./background/background-queue";
 import type { Entries } from "./entries";
-import type { ErrorType } from "./http-error";
+import type { ErrorType, RequestError } from "./http-error";
+import type { Flight } from "./flight";
 import type { RunFeed } from "./run-feed";
 import type { ServerState } from "./server-state";
 
@@ -24,7 +25,8 @@ export interface Admitted {
  * What `createServer` hands the routes it mounts from other files: its
  * options resolved once, and the one request gate every route goes through
  * (`who` authenticates, `admit` takes the received budget and run id,
- * `capped` starts a key's run under its spend caps, `read` turns a store
+ * `capped` starts a key's run under its spend caps, `fly` puts a run in
+ * flight, `read` turns a store
  * fault into a 503, `fail` answers a typed error).
  * @internal
  */
@@ -44,4 +46,8 @@ export interface RouteKit {
   readonly read: <R>(fn: () => R | Promise<R>) => Promise<R>;
   readonly admit: (c: HonoContext, caller: Caller, work: string) => Admitted;
   readonly capped: (caller: Caller) => Promise<KeyRun | undefined>;
+  /** Puts run `runId` in flight (its id claimed before anything is awaited, then the key's run slot); `conflict` when the id is in flight already. */
+  readonly fly: (caller: Caller, runId: string, conflict?: () => RequestError) => Promise<Flight>;
+  /** The 400 of an `X-Run-Id` that is malformed or names a run in flight. */
+  readonly badRunId: () => RequestError;
 }

@@ -1,3 +1,4 @@
+import type { Flight } from "./flight";
 import { ContinuationConsumedError, type ReachBudget, type RunEvent, type RunEventListener, type ToolApprover, type TurnContinuation } from "rein";
 import type { Caller } from "./auth/caller";
 import { clientSessionId } from "./ownership";
@@ -104,14 +105,16 @@ export interface WatchedRun {
 /**
  * Resumes a run's paused turn on a new instance of its entry
  * (`resumeTurn(continuation, { approve })`, `callEntry`'s `resume`),
- * reporting to `onEvent`, cancelled by `controller` (registered as the run
- * in flight), with the run's approver for the calls that follow. Resolves
- * with the resumed `TurnResult`, or `CANCELLED`. @internal
+ * reporting to `onEvent`, in `flight` (taken by the run's `admitResume`:
+ * its id in flight again, a run slot of its key; cancelled by its
+ * controller; landed when the turn ends), with the run's approver for the
+ * calls that follow. Resolves with the resumed `TurnResult`, or
+ * `CANCELLED`. @internal
  */
 export type ResumeEntry = (resumption: {
   readonly continuation: TurnContinuation;
   readonly approve: boolean;
-  readonly controller: AbortController;
+  readonly flight: Flight;
   readonly onEvent: RunEventListener;
   readonly approveToolCall: ToolApprover;
 }) => Promise<unknown>;
@@ -133,6 +136,8 @@ export interface WatchOptions {
   readonly emit: (event: ApprovalRequestEvent) => void;
   /** Resumes the run's paused turn; without it a paused turn is only the run's value. */
   readonly resume?: ResumeEntry;
+  /** Puts the run in flight again for a resumption, before the answer counts (a 429 over the key's caps leaves the call waiting). */
+  readonly admitResume?: () => Promise<Flight>;
 }
 
 const RECENT = 50;
@@ -277,11 +282,12 @@ export class RunFeed {
   /** Holds a paused turn's approval under its run; the answer resumes the turn, watched as the same run. */
   #park(tracked: Tracked, run: WatchOptions, paused: PausedTurn): void {
     const { holder, release } = this.approvals.park(run.owner, run.runId, (answered) => {
-      const resume = (approve: boolean) => {
+      const resume = (approve: boolean, flight: Flight) => {
         release();
-        return this.#resume(tracked, run, paused.continuation, approve);
+        return this.#resume(tracked, run, paused.continuation, approve, flight);
       };
-      return new PausedApproval(paused, this.approvals.timeoutMs, answered, resume, () => {
+      const admit = run.admitResume ?? (async (): Promise<Flight> => ({ controller: new AbortController(), keyRun: undefined, land: () => undefined }));
+      return new PausedApproval(paused, this.approvals.timeoutMs, answered, admit, resume, () => {
         release();
         this.#changed(tracked);
       });
@@ -294,14 +300,13 @@ export class RunFeed {
     this.#publish(tracked, { type: "run-event", runId: run.runId, event });
   }
 
-  async #resume(tracked: Tracked, run: WatchOptions, continuation: TurnContinuation, approve: boolean): Promise<ResumedTurn> {
+  async #resume(tracked: Tracked, run: WatchOptions, continuation: TurnContinuation, approve: boolean, flight: Flight): Promise<ResumedTurn> {
     const { endedAt: _ended, error: _error, ...rest } = tracked.summary;
     tracked.summary = { ...rest, status: "running" };
-    const controller = new AbortController();
-    const watched = this.#attempt(tracked, run, controller.signal, () => undefined);
+    const watched = this.#attempt(tracked, run, flight.controller.signal, () => undefined);
     const resumed = async (): Promise<{ response: ResumedTurn }> => {
       try {
-        const value = await run.resume!({ continuation, approve, controller, onEvent: (event) => watched.event(event), approveToolCall: watched.approver });
+        const value = await run.resume!({ continuation, approve, flight, onEvent: (event) => watched.event(event), approveToolCall: watched.approver });
         return { response: value === CANCELLED ? { status: "cancelled", result: null } : { status: "completed", result: value ?? null } };
       } catch (error) {
         // Resumed elsewhere first (another server on the same store): the answer comes too late.

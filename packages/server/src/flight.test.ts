@@ -1,0 +1,90 @@
+import { InMemorySessionStore, type TurnContinuation } from "rein";
+import { InMemoryApiKeyStore } from "./auth";
+import { createServer } from "./create-server";
+import { Holder } from "./__fixtures__/spend-agents";
+import { deployments, inspectorEntries } from "./__fixtures__/inspector-agents";
+import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
+
+withUnsignedPolicyHeaders();
+
+type App = ReturnType<typeof createServer>;
+
+const run = (app: App, runId: string, entry: string, headers: Record<string, string> = {}) =>
+  app.request("/v1/agent/run", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-run-id": runId, ...headers },
+    body: JSON.stringify({ entry, task: "Deploy api." }),
+  });
+
+const healthz = async (app: App) => (await (await app.request("/healthz")).json()) as { runs: number };
+
+/** Waits (bounded by the test's timeout) until the server counts `count` runs in flight. */
+async function inFlight(app: App, count: number): Promise<void> {
+  while ((await healthz(app)).runs !== count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe("a run in flight: one id, one slot (flight.ts)", () => {
+  it("two requests naming one X-Run-Id at once: the second is refused 400, the first is the one run, cancelled by that id", async () => {
+    const app = createServer({ entries: { hold: [Holder, "hold"] }, store: new InMemorySessionStore(), mintRootBudget: true });
+    const [first, second] = [run(app, "same-run-id-1", "hold"), run(app, "same-run-id-1", "hold")];
+    const refused = await Promise.race([first, second]);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { type: "invalid_run_id" } });
+    expect((await healthz(app)).runs).toBe(1);
+    expect((await app.request("/v1/runs/same-run-id-1/cancel", { method: "POST" })).status).toBe(200);
+    // Both requests have ended: none is left running where no cancel, /healthz or close() can reach it.
+    const statuses = (await Promise.all([first, second])).map((response) => response.status).sort();
+    expect(statuses).toEqual([200, 400]);
+    expect((await healthz(app)).runs).toBe(0);
+  });
+
+  it("a request refused by its key's caps (429) lets its X-Run-Id go: the id is free for the next request", async () => {
+    const keys = new InMemoryApiKeyStore();
+    const { key } = await keys.create({ name: "one-at-a-time", scopes: ["run", "read"], caps: { concurrentRuns: 1 } });
+    const auth = { authorization: `Bearer ${key}` };
+    const app = createServer({ entries: { hold: [Holder, "hold"] }, store: new InMemorySessionStore(), mintRootBudget: true, auth: { keys } });
+    const holding = run(app, "holding-run-1", "hold", auth);
+    await inFlight(app, 1);
+    const refused = await run(app, "waiting-run-1", "hold", auth);
+    expect(refused.status).toBe(429);
+    await app.request("/v1/runs/holding-run-1/cancel", { method: "POST", headers: auth });
+    expect((await holding).status).toBe(200);
+    const again = run(app, "waiting-run-1", "hold", auth);
+    await inFlight(app, 1);
+    await app.request("/v1/runs/waiting-run-1/cancel", { method: "POST", headers: auth });
+    expect(await (await again).json()).toMatchObject({ runId: "waiting-run-1", status: "cancelled" });
+  });
+
+  it("a paused turn resumed by an approval takes a run slot of its key: over the cap the answer is 429 and the call stays waiting; answered later, the turn resumes once", async () => {
+    deployments.length = 0;
+    const keys = new InMemoryApiKeyStore();
+    const { key, record } = await keys.create({ name: "one-at-a-time", scopes: ["run", "read"], caps: { concurrentRuns: 1 } });
+    const auth = { authorization: `Bearer ${key}` };
+    const app = createServer({ entries: { ...inspectorEntries, hold: [Holder, "hold"] }, store: new InMemorySessionStore(), mintRootBudget: true, auth: { keys } });
+    const paused = (await (await run(app, "paused-run-1", "pause", auth)).json()) as { result: { status: string; continuation: TurnContinuation } };
+    expect(paused.result.status).toBe("paused");
+    const { toolCallId } = paused.result.continuation.awaiting!;
+    const answer = () =>
+      app.request(`/v1/runs/paused-run-1/approvals/${encodeURIComponent(toolCallId)}`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ approve: true }),
+      });
+    // The key's one slot is taken by another run: the resumed turn may not run beside it.
+    const holding = run(app, "holding-run-2", "hold", auth);
+    await inFlight(app, 1);
+    const refused = await answer();
+    expect(refused.status).toBe(429);
+    expect(deployments).toEqual([]);
+    const listed = (await (await app.request("/v1/runs/paused-run-1/approvals", { headers: auth })).json()) as { approvals: { toolCallId: string }[] };
+    expect(listed.approvals.map((call) => call.toolCallId)).toEqual([toolCallId]);
+    // Once that run has ended, the same answer resumes the turn, in the slot it gives back after.
+    await app.request("/v1/runs/holding-run-2/cancel", { method: "POST", headers: auth });
+    await holding;
+    const answered = await answer();
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toMatchObject({ runId: "paused-run-1", toolCallId, approved: true, resumed: { status: "completed" } });
+    expect(deployments).toEqual(["api"]);
+    expect(await keys.spendOf(record.id)).toMatchObject({ activeRuns: 0 });
+  });
+});
