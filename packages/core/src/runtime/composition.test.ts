@@ -103,6 +103,44 @@ describe("budgets only narrow", () => {
     expect(model.requests.length).toBe(1);
   });
 
+  it("an agent with a reach policy of its own is held to it when a caller with a larger budget calls it: its tokens, and its depth counted from its entry", async () => {
+    const innerModel = new ScriptedProvider([{ text: "inner answer", usage: { inputTokens: 10_000, outputTokens: 5_000 } }], { whenExhausted: "repeat-last" });
+    class Cheap extends Agent {
+      static methodOptions = { summarize: { tool: true, description: "Summarize cheaply (two requests)." } };
+      async summarize(text: string): Promise<string> {
+        return (await this.ask(`Summarize: ${text}`)) + (await this.ask(`Again: ${text}`));
+      }
+    }
+    const cheap = new Cheap({ runtime: new Runtime({ provider: innerModel, reach: { maxTokens: 15_000, maxLogicDepth: 1 } }) });
+    class Boss extends Agent {
+      async run(): Promise<string> {
+        return this.ask("Summarize x.", { tools: cheap.asTools() });
+      }
+    }
+    const outerModel = new ScriptedProvider([{ toolCalls: [{ name: "summarize", input: { text: "x" } }] }, "done"]);
+    const boss = new Boss({ runtime: new Runtime({ provider: outerModel, reach: { maxTokens: 1_000_000 } }) });
+    await boss.run();
+    // The second request would pass 15,000 tokens: refused (the model got a tool error), as when Cheap runs alone.
+    expect(innerModel.requests.length).toBe(1);
+    expect(JSON.stringify(outerModel.requests[1]!.messages)).toContain("reach exceeded");
+    // Depth: Cheap's maxLogicDepth 1 counts from its own entry (depth 2 of Boss's run), so it is entered, not refused.
+    class Deep extends Agent {
+      async run(): Promise<number> {
+        return currentReach()!.depth.limit;
+      }
+    }
+    const deep = new Deep({ reach: { maxLogicDepth: 1 } });
+    class Caller extends Agent {
+      async run(): Promise<number> {
+        return deep.run();
+      }
+    }
+    expect(await withReachBudget({ depth: 5 }, () => new Caller().run())).toBe(2);
+    // And never past what the caller had left: depth 1 left below the caller refuses Deep's entry.
+    const refused = await withReachBudget({ depth: 1 }, () => new Caller().run()).catch((caught: unknown) => caught);
+    expect(refused).toMatchObject({ name: "ReachExceededError", dimension: "depth" });
+  });
+
   it("childBudget() never passes on a zone, tokens, cost or a deadline the caller did not have", () => {
     const deadline = Date.now() + 60_000;
     const outer: ReachBudget = { depth: 3, zones: ["local"], tokens: 500, costUsd: 1, deadline };

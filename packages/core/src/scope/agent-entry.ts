@@ -49,7 +49,12 @@ export function enterAgent(
   const trace = traceAgentEntry(parent, owner, info, sessionId, nodeId);
   const span = trace !== parent?.trace ? trace?.span : undefined;
   let reach = parent?.reach;
-  if (reach === undefined && entry.reachPolicy !== undefined) reach = new ReachRun(entry.reachPolicy);
+  // An agent with a policy of its own is held to it inside a caller's run too: a run within the caller's, which only narrows it.
+  if (entry.reachPolicy !== undefined && reach?.policy !== entry.reachPolicy) {
+    const outer = reach;
+    reach = new ReachRun(entry.reachPolicy, undefined, Date.now(), outer === undefined ? undefined : { run: outer, depth: parent!.agentDepth ?? 0, nested: true });
+    reach.traceparent = outer?.traceparent;
+  }
   let refusal: ReachError | undefined;
   if (reach !== undefined) {
     try {

@@ -34,10 +34,14 @@ export interface ReachStatus {
  * an abort or Ctrl-C.
  *
  * A run started inside another (`within`: a budget received in the middle
- * of a run) only narrows it: its limits are the smaller of the received
- * budget and what the outer run had left at that depth, its usage is
- * charged to the outer run too, and each request is checked against both,
- * so siblings spending the outer budget meanwhile are seen.
+ * of a run, or an agent with a policy of its own entered inside a run)
+ * only narrows it: its limits are the smaller of the received budget (or
+ * its own policy's) and what the outer run had left at that depth, its
+ * usage is charged to the outer run too, and each request is checked
+ * against both, so siblings spending the outer budget meanwhile are seen.
+ * With `within.nested`, depths stay those of the outer run (the agent's
+ * own `maxLogicDepth` counts from its entry); without it, depth starts
+ * again at 0 (a received budget).
  * @internal
  */
 export class ReachRun {
@@ -59,23 +63,26 @@ export class ReachRun {
   readonly #zones: readonly string[];
   /** The run this one was started inside, if any: charged and checked with it. */
   readonly #outer: ReachRun | undefined;
+  /** The outer run's depth this run's depth limits count from (0 unless `within.nested`). */
+  readonly #base: number;
 
   constructor(
     readonly policy: ReachPolicy,
     budget?: ReachBudget,
     now = Date.now(),
-    within?: { readonly run: ReachRun; readonly depth: number },
+    within?: { readonly run: ReachRun; readonly depth: number; readonly nested?: boolean },
   ) {
     if (within !== undefined) {
       const left = within.run.remaining(within.depth);
       budget = budget === undefined ? left : narrowBudget(budget, left);
     }
     this.#outer = within?.run;
+    this.#base = within?.nested === true ? within.depth : 0;
     const limits = policy.limits;
     this.#start = limits;
     this.startedAt = now;
     this.baselineMb = memoryUsageMb();
-    this.#depth = Math.min(limits.maxLogicDepth, budget?.depth ?? Infinity);
+    this.#depth = this.#base + Math.min(limits.maxLogicDepth, budget?.depth ?? Infinity);
     this.#tokens = Math.min(limits.maxTokens, budget?.tokens ?? Infinity);
     this.#cost = Math.min(limits.maxCostUsd, budget?.costUsd ?? Infinity);
     this.#deadline = Math.min(now + limits.timeoutMs, budget?.deadline ?? Infinity);
@@ -93,7 +100,7 @@ export class ReachRun {
     if (this.#effectiveFor === current) return this.#effective!;
     this.#effectiveFor = current;
     return (this.#effective = {
-      depth: Math.min(this.#depth, current.maxLogicDepth),
+      depth: Math.min(this.#depth, this.#base + current.maxLogicDepth),
       tokens: Math.min(this.#tokens, current.maxTokens),
       cost: Math.min(this.#cost, current.maxCostUsd),
       deadline: Math.min(this.#deadline, this.startedAt + current.timeoutMs),
