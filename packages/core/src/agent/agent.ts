@@ -221,7 +221,11 @@ export class Agent<Output = string> implements ScopeOwner {
     }
     // Consumed before anything runs: a second resume of it never runs the approved call again.
     consumeContinuation(continuation, context);
-    return this.#turn([], context, options, { ...continuation.run, approve: options.approve === true });
+    let started = false;
+    const result = await this.#turn([], context, options, { ...continuation.run, approve: options.approve === true, onStart: () => (started = true) });
+    // Ended before it carried anything on (cancelled first, refused at entry, a Context provider failed): the same
+    // pause under a new id, so the answer is not lost.
+    return started || result.continuation !== undefined ? result : { ...result, continuation: { ...continuation, id: newContinuationId() } };
   }
 
   /**

@@ -74,6 +74,37 @@ describe("paused turns", () => {
     expect(next.status).toBe("completed");
   });
 
+  it("a resumeTurn cancelled before it carried anything on hands back the same pause under a new id: resumed with it, the call runs once; the old one stays spent", async () => {
+    const model = operatorModel();
+    const operator = new Operator({ runtime: new Runtime({ provider: model }) });
+    const paused = await operator.chat("Deploy api.");
+    const controller = new AbortController();
+    controller.abort(new Error("the person closed the page"));
+    const cancelled = await operator.resumeTurn(paused.continuation!, { approve: true, signal: controller.signal });
+    expect(cancelled.status).toBe("cancelled");
+    expect(Operator.runs.deploy).toBe(0);
+    const again = cancelled.continuation!;
+    expect(again).toEqual({ ...paused.continuation!, id: expect.any(String) });
+    expect(again.id).not.toBe(paused.continuation!.id);
+    await expect(operator.resumeTurn(paused.continuation!, { approve: true })).rejects.toMatchObject({ name: "ContinuationConsumedError" });
+    const done = await operator.resumeTurn(again, { approve: true });
+    expect(done).toMatchObject({ status: "completed", text: "Done: api is healthy; api deployed" });
+    expect(Operator.runs).toEqual({ check: 1, deploy: 1 });
+  });
+
+  it("a resumeTurn that failed after it carried the turn on hands back no continuation: the approved call ran, it is never run twice", async () => {
+    const providerDown = (): string => {
+      throw new Error("provider down");
+    };
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }, providerDown], { whenExhausted: "repeat-last" });
+    const operator = new Operator({ runtime: new Runtime({ provider: model }) });
+    const paused = await operator.chat("Deploy api.");
+    const failed = await operator.resumeTurn(paused.continuation!, { approve: true });
+    expect(failed.status).toBe("error");
+    expect(Operator.runs.deploy).toBe(1);
+    expect(failed.continuation).toBeUndefined();
+  });
+
   it("resumeTurn({ approve: false }) never runs the call; the model is told it was not approved", async () => {
     const model = operatorModel();
     const operator = new Operator({ runtime: new Runtime({ provider: model }) });

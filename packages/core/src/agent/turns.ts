@@ -61,7 +61,12 @@ export interface TurnResult {
   readonly headId: string | undefined;
   /** Why the turn did not complete. */
   readonly error?: unknown;
-  /** A paused turn's state: pass it to `resumeTurn` (plain JSON: store it, resume in another process on the same store). */
+  /**
+   * A paused turn's state: pass it to `resumeTurn` (plain JSON: store it,
+   * resume in another process on the same store). Also set on a
+   * `resumeTurn` that ended (cancelled, refused by reach, failed) before it
+   * carried the turn on: the same pause under a new id, to resume again.
+   */
   readonly continuation?: TurnContinuation;
 }
 

@@ -170,6 +170,7 @@ async function loop(
   };
 
   if (resume !== undefined) {
+    resume.onStart?.();
     // The paused assistant turn, then its results: those already run, the approved (or refused) call, and the rest.
     messages.push({ role: "assistant", content: resume.assistant });
     const site: ToolCallSite = {

@@ -23,4 +23,6 @@ export interface PausedRun {
  */
 export interface RunResumption extends PausedRun {
   readonly approve: boolean;
+  /** Called once the resumed run begins to carry the turn on (before its first tool call): from then on it is spent. */
+  readonly onStart?: () => void;
 }
