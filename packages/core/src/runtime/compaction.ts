@@ -74,11 +74,24 @@ export async function compactConversation(
         : `${transcript.slice(0, TRUNCATED_CHARS)}\n[… ${transcript.length - TRUNCATED_CHARS * 2} characters omitted …]\n${transcript.slice(-TRUNCATED_CHARS)}`;
     options.logger.warn({ err: error }, "compaction summary request failed; truncated instead");
   }
-  const opening: Message = {
-    role: "user",
-    content: [...leading, { type: "text", text: `[Summary of the earlier conversation]\n${summary}` }],
-  };
+  const opening: Message = { role: "user", content: [...leading, summaryBlock(summary)] };
   return { messages: [opening, ...messages.slice(cut)], summary, removed: older.length, truncated };
+}
+
+/** The block a summary stands in as, in the loop that compacted and in the history of later requests. @internal */
+export function summaryBlock(summary: string): ContentBlock {
+  return { type: "text", text: `[Summary of the earlier conversation]\n${summary}` };
+}
+
+/**
+ * Puts a recorded compaction in place in rendered history, as the loop did:
+ * every message before the latest assistant turn becomes one user turn
+ * holding the summary. @internal
+ */
+export function replaceWithSummary(messages: Message[], summary: string): void {
+  let cut = -1;
+  for (let i = messages.length - 1; i > 0 && cut < 0; i--) if (messages[i].role === "assistant") cut = i;
+  if (cut > 0) messages.splice(0, cut, { role: "user", content: [summaryBlock(summary)] });
 }
 
 function render(content: readonly ContentBlock[]): string {

@@ -1,5 +1,5 @@
 import { InMemorySessionStore } from "@rein/session";
-import { ProviderError } from "../model/provider-errors";
+import { ContextOverflowError, ProviderError } from "../model/provider-errors";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";
@@ -86,5 +86,59 @@ describe("history after a run that ended between a tool call and the request car
     await agent.ask("Pay invoice 3.");
     await agent.ask("Was it paid?");
     expect(resultsIn(model.requests[2]!)).toEqual([["call_1", "invoice 3 paid, receipt R-3"]]);
+  });
+});
+
+describe("history after a compaction", () => {
+  class Noter extends Agent {
+    static methodOptions = { note: { tool: true, description: "Write a note." } };
+    note(text: string): string {
+      return `noted ${text}`;
+    }
+    async say(text: string): Promise<string> {
+      return this.ask(text);
+    }
+  }
+  const texts = (request: { messages: readonly { role: string; content: readonly unknown[] }[] }) =>
+    request.messages.map((message) => `${message.role}: ${message.content.map((block) => JSON.stringify(block)).join(" ")}`);
+
+  it.each([
+    ["bare asks", (agent: Noter, text: string) => agent.ask(text)],
+    ["asks inside a method (a top-level call)", (agent: Noter, text: string) => agent.say(text)],
+  ])("%s: a later turn on the session sends the summary in place of what it replaced, as the loop that compacted did", async (_how, turn) => {
+    const model = new ScriptedProvider([
+      "The early fact is noted.",
+      { toolCalls: [{ id: "call_1", name: "note", input: { text: "second" } }] },
+      new ContextOverflowError("prompt is too long", { provider: "scripted" }),
+      "SUMMARY-OF-EARLIER",
+      "done",
+      "third answer",
+    ]);
+    const agent = new Noter({ runtime: new Runtime({ provider: model }), context: Context.forSession(new InMemorySessionStore(), "s") });
+    await turn(agent, "EARLY-FACT: remember this.");
+    await turn(agent, "Note the second thing.");
+    await turn(agent, "And the third?");
+    const restarted = texts(model.requests[4]!);
+    const third = texts(model.requests[5]!);
+    // The loop's request after its compaction: the summary, the latest assistant turn and its result.
+    expect(restarted.join("\n")).not.toContain("EARLY-FACT");
+    expect(restarted[0]).toContain("SUMMARY-OF-EARLIER");
+    // The next ask continues from that, not from the whole transcript the summary replaced.
+    expect(third.join("\n")).not.toContain("EARLY-FACT");
+    expect(third[0]).toContain("SUMMARY-OF-EARLIER");
+    expect(third.slice(1, 3)).toEqual([restarted[1], restarted[2]]);
+    expect(third.at(-1)).toContain("And the third?");
+  });
+
+  it("the loop's request after a compaction keeps the Context's blocks", async () => {
+    const model = new ScriptedProvider([
+      { toolCalls: [{ name: "note", input: { text: "x" } }] },
+      new ContextOverflowError("prompt is too long", { provider: "scripted" }),
+      "summary",
+      "done",
+    ]);
+    const agent = new Noter({ runtime: new Runtime({ provider: model }), context: new Context({ rules: "ALWAYS-ANSWER-IN-FRENCH" }) });
+    await agent.ask("Write a note.");
+    expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain("ALWAYS-ANSWER-IN-FRENCH");
   });
 });

@@ -1,5 +1,6 @@
 import type { ContentBlock, Message } from "../model/content";
 import type { Context } from "../context/context";
+import { replaceWithSummary } from "./compaction";
 import { selectHistory, type HistoryFilter } from "@rein/session";
 import type { SessionNode } from "@rein/session";
 import type { SessionNodeWriter } from "@rein/session";
@@ -34,6 +35,7 @@ function render(nodes: readonly SessionNode[]): Message[] {
   // What ran inside a tool call is summed up by its tool result: nothing under it is rendered.
   const insideToolCalls = new Set<string>();
   const { answered, toolCalls } = toolResultsOf(nodes);
+  const byId = new Map(nodes.map((node) => [node.id, node]));
   for (const node of nodes) {
     if (node.caller !== null && insideToolCalls.has(node.caller)) {
       insideToolCalls.add(node.id);
@@ -53,8 +55,13 @@ function render(nodes: readonly SessionNode[]): Message[] {
         insideToolCalls.add(node.id);
         continue;
       }
-      // Running calls are the ones this request is made in; compaction summaries are loop-internal.
-      if (status === "running" || node.metadata["kind"] === "compaction") continue;
+      // A top-level turn's compaction stands in for what it replaced, as in the loop that made it (a nested one is its loop's own).
+      if (node.metadata["kind"] === "compaction") {
+        if (typeof node.output === "string" && inTopLevelTurn(node, byId)) replaceWithSummary(messages, node.output);
+        continue;
+      }
+      // Running calls are the ones this request is made in.
+      if (status === "running") continue;
       const outcome = status === "completed" ? `returned ${JSON.stringify(node.output)}` : `ended ${String(status)}`;
       messages.push({
         role: "user",
@@ -103,6 +110,11 @@ function recoveredResults(output: readonly ContentBlock[], answered: ReadonlySet
     );
   }
   return recovered;
+}
+
+/** True when `node` was written by a top-level turn's loop: at the top level (a bare `ask`), or in a top-level call. */
+function inTopLevelTurn(node: SessionNode, byId: ReadonlyMap<string, SessionNode>): boolean {
+  return node.caller === null || byId.get(node.caller)?.caller === null;
 }
 
 function contentOf(value: unknown): ContentBlock[] {

@@ -150,14 +150,16 @@ async function loop(
     fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(settings.recursionLimit), toolName: fn.toolName }))];
   // Context providers are user code that may hang: raced like any other pending work of the run.
   if (aborted(signal)) throw abortReason(signal!);
-  const opening: ContentBlock[] = [...carriedResults, ...leading, ...(await raceSignal(context.render(), signal)), ...carriedOther, ...content];
+  const contextBlocks = await raceSignal(context.render(), signal);
+  const opening: ContentBlock[] = [...carriedResults, ...leading, ...contextBlocks, ...carriedOther, ...content];
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   const gate: RequestSite = { provider, execution, steps, events, scope: owner, ledger: owner.ledger!, tracing, recorder };
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
     if (compactions >= MAX_COMPACTIONS) return false;
-    const compacted = await compactConversation(messages, leading, { site: gate, model, logger: events.logger });
+    // The restart turn keeps the situational prefix and the Context's blocks: a summary must not drop the rules.
+    const compacted = await compactConversation(messages, [...leading, ...contextBlocks], { site: gate, model, logger: events.logger });
     if (compacted === undefined) return false;
     compactions++;
     messages = compacted.messages;
