@@ -1,7 +1,8 @@
 /**
  * @rein/guard — the guard layer every Rein call runs inside: the call chain,
  * the recursion ceiling, cycle detection, the situational prefix, tool-loop
- * detection, reach policy and the arithmetic of per-key spend caps.
+ * detection, reach policy, the arithmetic of per-key spend caps, and the
+ * check of a model's tool arguments against their JSON Schema.
  * @packageDocumentation
  */
 export * from "./errors";
@@ -42,3 +43,4 @@ export type {
 } from "./loops";
 export * from "./reach";
 export * from "./spend";
+export * from "./arguments";

@@ -368,6 +368,10 @@ export type {
   Traceparent,
 } from "@rein/guard";
 
+// @rein/guard: a model's tool arguments checked against their JSON Schema (what `tool()` and tool methods use)
+export { validateJsonSchema, boundProblems, MAX_LISTED_PROBLEMS } from "@rein/guard";
+export type { JsonSchemaObject } from "@rein/guard";
+
 // @rein/providers (`ProviderConfigError` is defined in @rein/core; @rein/providers re-exports the same class)
 export {
   AnthropicProvider,

@@ -19,7 +19,7 @@ import type { ParametersSchema } from "../tools/schema";
 import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { enterTurn } from "./turn-entry";
 import { consumeContinuation, newContinuationId } from "./consume-continuation";
-import { prepareAgentClass, type ClassInfo } from "./class-setup";
+import { classDefault, prepareAgentClass, type ClassInfo } from "./class-setup";
 import { methodTools, resolveToolEntries } from "./agent-tools";
 import {
   agentOptionsSchema,
@@ -219,12 +219,11 @@ export class Agent<Output = string> implements ScopeOwner {
     if (continuation.sessionId !== undefined && context.sessionId !== continuation.sessionId) {
       throw new SessionMismatchError(continuation.sessionId, context.sessionId ?? "(none)");
     }
-    // Consumed before anything runs: a second resume of it never runs the approved call again.
+    // Consumed before anything runs: a second resume of it never runs the approved call again. One that ended before it
+    // carried anything on (cancelled, refused at entry) hands back the same pause under a new id: the answer is not lost.
     consumeContinuation(continuation, context);
     let started = false;
     const result = await this.#turn([], context, options, { ...continuation.run, approve: options.approve === true, onStart: () => (started = true) });
-    // Ended before it carried anything on (cancelled first, refused at entry, a Context provider failed): the same
-    // pause under a new id, so the answer is not lost.
     return started || result.continuation !== undefined ? result : { ...result, continuation: { ...continuation, id: newContinuationId() } };
   }
 
@@ -395,10 +394,6 @@ export class Agent<Output = string> implements ScopeOwner {
     const value = this.#options[name];
     return (value !== undefined ? value : classDefault<T>(this, name)) as T | undefined;
   }
-}
-
-function classDefault<T>(agent: Agent<unknown>, name: string): T | undefined {
-  return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
 }
 
 const NOTHING_STEERED: readonly string[] = Object.freeze([]);

@@ -188,3 +188,8 @@ function wrap(
   const descriptor = Object.getOwnPropertyDescriptor(target, name) as PropertyDescriptor;
   Object.defineProperty(target, name, { ...descriptor, value: scoped });
 }
+
+/** The static `name` an agent's class declares (a class default of an agent option). @internal */
+export function classDefault<T>(agent: object, name: string): T | undefined {
+  return (agent.constructor as unknown as Record<string, unknown>)[name] as T | undefined;
+}

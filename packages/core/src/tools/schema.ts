@@ -1,5 +1,5 @@
 import type { JsonSchema } from "../model/model-provider";
-import { boundProblems, validateJsonSchema } from "./json-schema-validator";
+import { boundProblems, validateJsonSchema } from "@rein/guard";
 
 /**
  * A schema in the Standard Schema form (zod 4, valibot, arktype…): Rein

@@ -1,4 +1,5 @@
-import type { JsonSchema } from "../model/model-provider";
+/** A JSON Schema object, as tool parameters carry it (the same shape as core's `JsonSchema`). */
+export type JsonSchemaObject = { readonly [key: string]: unknown };
 
 /** Problems listed before the rest are only counted ("… and N more problems"). */
 export const MAX_LISTED_PROBLEMS = 20;
@@ -21,7 +22,7 @@ const MAX_QUOTED = 200;
  * model: at most {@link MAX_LISTED_PROBLEMS} lines (about 4 KB), paths and
  * quoted values cut at 200 characters, then one `… and N more problems` line.
  */
-export function validateJsonSchema(schema: JsonSchema, value: unknown, path = "arguments"): string[] {
+export function validateJsonSchema(schema: JsonSchemaObject, value: unknown, path = "arguments"): string[] {
   const problems = new Problems(MAX_LISTED_PROBLEMS);
   check(schema, value, path, problems);
   return problems.lines();
@@ -70,13 +71,13 @@ class Problems {
 }
 
 /** True when `value` matches `schema`, without building any problem text. */
-function matches(schema: JsonSchema, value: unknown, path: string): boolean {
+function matches(schema: JsonSchemaObject, value: unknown, path: string): boolean {
   const problems = new Problems(0);
   check(schema, value, path, problems);
   return problems.count === 0;
 }
 
-function check(schema: JsonSchema, value: unknown, path: string, problems: Problems): void {
+function check(schema: JsonSchemaObject, value: unknown, path: string, problems: Problems): void {
   if (typeof schema !== "object" || schema === null) return;
   const type = own(schema, "type");
   if (type !== undefined) {
@@ -95,7 +96,7 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Probl
   }
   for (const keyword of ["anyOf", "oneOf"] as const) {
     const alternatives = own(schema, keyword);
-    if (Array.isArray(alternatives) && !alternatives.some((alternative) => matches(alternative as JsonSchema, value, path))) {
+    if (Array.isArray(alternatives) && !alternatives.some((alternative) => matches(alternative as JsonSchemaObject, value, path))) {
       problems.report(path, `matches none of the allowed shapes (${keyword})`);
     }
   }
@@ -113,11 +114,11 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Probl
   }
   const items = own(schema, "items");
   if (Array.isArray(value) && typeof items === "object" && items !== null) {
-    for (let index = 0; index < value.length; index++) check(items as JsonSchema, value[index], `${path}[${index}]`, problems);
+    for (let index = 0; index < value.length; index++) check(items as JsonSchemaObject, value[index], `${path}[${index}]`, problems);
   }
   if (isPlainObject(value)) {
     const declared = own(schema, "properties");
-    const properties = typeof declared === "object" && declared !== null ? (declared as Record<string, JsonSchema>) : undefined;
+    const properties = typeof declared === "object" && declared !== null ? (declared as Record<string, JsonSchemaObject>) : undefined;
     const required = own(schema, "required");
     if (Array.isArray(required)) {
       for (const name of required as unknown[]) {
@@ -135,7 +136,7 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Probl
 }
 
 /** An own keyword of the schema (a schema parsed from JSON may even hold `__proto__`). */
-function own(schema: JsonSchema, keyword: string): unknown {
+function own(schema: JsonSchemaObject, keyword: string): unknown {
   return Object.hasOwn(schema, keyword) ? schema[keyword] : undefined;
 }
 

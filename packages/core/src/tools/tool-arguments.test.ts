@@ -1,6 +1,6 @@
 import { ToolArgumentsError } from "../errors/core-errors";
 import type { JsonSchema } from "../model/model-provider";
-import { boundProblems, MAX_LISTED_PROBLEMS, validateJsonSchema } from "./json-schema-validator";
+import { boundProblems, MAX_LISTED_PROBLEMS, validateJsonSchema } from "@rein/guard";
 import { tool } from "./tool";
 
 const closed: JsonSchema = {
