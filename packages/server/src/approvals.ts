@@ -77,7 +77,8 @@ export interface ApprovalOutcome {
  */
 export interface ApprovalHolder {
   pending(): PendingApproval[];
-  answer(toolCallId: string, approve: boolean): ApprovalAnswer | Promise<ApprovalOutcome>;
+  /** `request` is the answering request's signal: a paused turn the answer resumes is cancelled when that client hangs up. */
+  answer(toolCallId: string, approve: boolean, request?: AbortSignal): ApprovalAnswer | Promise<ApprovalOutcome>;
 }
 
 interface Waiting extends PendingApproval {
@@ -226,10 +227,10 @@ export class Approvals {
    * was answered for `caller`; a paused turn's answer resolves when its
    * resumed turn has ended.
    */
-  async answer(caller: Caller, runId: string, toolCallId: string, approve: boolean): Promise<ApprovalOutcome> {
+  async answer(caller: Caller, runId: string, toolCallId: string, approve: boolean, request?: AbortSignal): Promise<ApprovalOutcome> {
     const holder = this.of(caller, runId);
     if (holder !== undefined) {
-      const outcome = await holder.answer(toolCallId, approve);
+      const outcome = await holder.answer(toolCallId, approve, request);
       return typeof outcome === "string" ? { answer: outcome } : outcome;
     }
     const answered = flightFor(this.#answered, caller, runId);

@@ -1,6 +1,8 @@
-import { InMemorySessionStore, type TurnContinuation } from "rein";
+import { Agent, InMemorySessionStore, Runtime, ScriptedProvider, type ModelProvider, type ModelRequest, type TurnContinuation, type TurnResult } from "rein";
 import { InMemoryApiKeyStore } from "./auth";
 import { createServer } from "./create-server";
+import { serve } from "./serve";
+import { WaitingProvider } from "./__fixtures__/waiting-provider";
 import { Holder } from "./__fixtures__/spend-agents";
 import { deployments, inspectorEntries } from "./__fixtures__/inspector-agents";
 import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
@@ -86,5 +88,43 @@ describe("a run in flight: one id, one slot (flight.ts)", () => {
     expect(await answered.json()).toMatchObject({ runId: "paused-run-1", toolCallId, approved: true, resumed: { status: "completed" } });
     expect(deployments).toEqual(["api"]);
     expect(await keys.spendOf(record.id)).toMatchObject({ activeRuns: 0 });
+  });
+
+  it("the client that answered an approval hangs up while the resumed turn runs: the turn is cancelled, and the provider's request with it", async () => {
+    // The first request asks to deploy (approval needed); the request after the approved call waits until cancelled.
+    const waiting = new WaitingProvider();
+    const first = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }], { whenExhausted: "repeat-last" });
+    const resumed = (request: ModelRequest) => request.messages.at(-1)?.content.some((block) => block.type === "tool_result") === true;
+    const model: ModelProvider = {
+      specificationVersion: "rein-model-v1",
+      providerId: "gated",
+      modelId: "gated",
+      complete: (request, options) => (resumed(request) ? waiting.complete(request, options) : first.complete(request, options)),
+      stream: (request, options) => (resumed(request) ? waiting.stream(request, options) : first.stream(request, options)),
+    };
+    class PausingDeployer extends Agent {
+      static methodOptions = { deploy: { tool: true, requiresApproval: true, description: "Deploy." } };
+      deploy(service: string): string {
+        return `deployed ${service}`;
+      }
+      async operate(task: string): Promise<TurnResult> {
+        return this.runTurn({ input: task });
+      }
+    }
+    const app = createServer({ entries: { pause: [() => new PausingDeployer({ runtime: new Runtime({ provider: model }) }), "operate"] }, store: new InMemorySessionStore(), mintRootBudget: true });
+    const server = await serve({ app, warn: () => undefined, resumeInterrupted: false, graceMs: 200 });
+    try {
+      const paused = (await (await fetch(`${server.url}/v1/agent/run`, { method: "POST", headers: { "content-type": "application/json", "x-run-id": "paused-run-3" }, body: JSON.stringify({ entry: "pause", task: "Deploy api." }) })).json()) as { result: { continuation: TurnContinuation } };
+      const { toolCallId } = paused.result.continuation.awaiting!;
+      const client = new AbortController();
+      const answering = fetch(`${server.url}/v1/runs/paused-run-3/approvals/${toolCallId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ approve: true }), signal: client.signal }).catch((error: Error) => error.name);
+      await waiting.started;
+      client.abort();
+      expect(await answering).toBe("AbortError");
+      expect(await waiting.aborted).toMatchObject({ name: "CancelledError", message: "the client disconnected" });
+      while (((await (await fetch(`${server.url}/healthz`)).json()) as { runs: number }).runs > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    } finally {
+      await server.close();
+    }
   });
 });

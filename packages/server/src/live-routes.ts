@@ -57,7 +57,7 @@ export function mountLiveRoutes(app: Hono, options: LiveRoutesOptions): RunFeed 
     }
     if (typeof body["approve"] !== "boolean") throw new RequestError("invalid_body", "body.approve must be true or false: { approve: boolean }");
     // One home for an answer: a call of a run in flight, or a paused turn's (its resume ends before this answers).
-    const { answer, resumed } = await approvals.answer(caller, id, toolCallId, body["approve"]);
+    const { answer, resumed } = await approvals.answer(caller, id, toolCallId, body["approve"], c.req.raw.signal);
     if (answer === "no-such-run") throw new RequestError("not_found", `no run '${bounded(id)}' in flight or paused on an approval`);
     if (answer === "already-answered") throw new RequestError("run_conflict", `tool call '${bounded(toolCallId)}' of run ${bounded(id)} was already answered (or timed out, denied)`);
     if (answer !== "answered") throw new RequestError("not_found", `run ${bounded(id)} has no tool call '${bounded(toolCallId)}' waiting for approval (GET /v1/runs/${bounded(id)}/approvals lists them)`);

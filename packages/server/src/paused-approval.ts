@@ -1,4 +1,4 @@
-import type { TurnContinuation } from "rein";
+import { CancelledError, type TurnContinuation } from "rein";
 import type { Flight } from "./flight";
 import type { ApprovalAnswer, ApprovalHolder, ApprovalOutcome, PendingApproval, ResumedTurn } from "./approvals";
 
@@ -59,7 +59,7 @@ export class PausedApproval implements ApprovalHolder {
     return this.#waiting === undefined ? [] : [this.#waiting];
   }
 
-  answer(toolCallId: string, approve: boolean): ApprovalAnswer | Promise<ApprovalOutcome> {
+  answer(toolCallId: string, approve: boolean, request?: AbortSignal): ApprovalAnswer | Promise<ApprovalOutcome> {
     const waiting = this.#waiting;
     if (waiting?.toolCallId !== toolCallId) return this.answered.has(toolCallId) ? "already-answered" : "no-such-call";
     // The resumed turn is a run like any other: in flight, in a run slot of its key. Both are taken before the
@@ -70,7 +70,12 @@ export class PausedApproval implements ApprovalHolder {
         return { answer: "already-answered" };
       }
       this.#take();
-      return this.resume(approve, flight).then((resumed) => ({ answer: "answered", resumed }));
+      // The answering request waits for the resumed turn, as a run's request does: its client hanging up cancels it.
+      const hungUp = () => flight.controller.abort(new CancelledError("the client disconnected"));
+      if (request?.aborted === true) hungUp();
+      request?.addEventListener("abort", hungUp, { once: true });
+      const resumed = this.resume(approve, flight).finally(() => request?.removeEventListener("abort", hungUp));
+      return resumed.then((turn) => ({ answer: "answered", resumed: turn }));
     });
   }
 
