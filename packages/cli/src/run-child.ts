@@ -17,6 +17,7 @@ import {
   InterruptedError,
   ReachPolicy,
   SessionStore,
+  toRecordable,
   withRunListener,
   type ReachPolicyOptions,
 } from "rein";
@@ -64,9 +65,11 @@ async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; metho
   return { agent, method };
 }
 
+/** What the parent prints of a failure: an Error's name and first line, or any other thrown value as rein records it. */
 function errorOf(error: unknown): { name: string; message: string; stack?: string } {
   if (error instanceof Error) return { name: error.name, message: error.message.split("\n")[0] ?? "", stack: error.stack };
-  return { name: "Error", message: String(error) };
+  const recorded = toRecordable(error);
+  return { name: "Error", message: typeof recorded === "string" ? recorded : JSON.stringify(recorded) };
 }
 
 async function runChild(spec: ChildRunSpec): Promise<void> {
@@ -140,7 +143,8 @@ async function runChild(spec: ChildRunSpec): Promise<void> {
     guards.setStepLimit((instance as { runtime?: { maxSteps?: number } }).runtime?.maxSteps);
     const answer = await withRunListener((event) => guards.observeEvent(event), () => instance[method]!(spec.task), { signal: parentGone.signal });
     store.close();
-    finish({ ok: true, answer }, 0);
+    // The answer as the session recorded it: a bigint or a cycle is printed, not a failed run.
+    finish({ ok: true, answer: answer === undefined ? undefined : toRecordable(answer) }, 0);
   } catch (error) {
     try {
       store.close();

@@ -216,3 +216,14 @@ test("a plain .js module is loaded directly; a non-string answer is printed as J
   expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
   expect(stdout.endsWith('{\n  "echoed": "hello"\n}\n')).toBe(true);
 }, 60_000); // sized for a loaded 2-core machine
+
+test("values JSON cannot carry as they are: a thrown object with no prototype is a one-line error (exit 1), a bigint or cyclic answer is printed as the session records it (exit 0)", async () => {
+  const module = join(__dirname, "__fixtures__", "odd-values.ts");
+  const run = (entry: string) => rein(["run", `${module}#${entry}`, "--task", "x", "--store", join(dir, `odd-${entry}.db`)]).done;
+  const [thrown, big, cyclic] = await Promise.all([run("throwBare"), run("bigAnswer"), run("cyclicAnswer")]);
+  expect(thrown).toMatchObject({ code: ExitCode.Failed, stderr: 'rein: Error: {"reason":"no prototype"}\n' });
+  expect(big).toMatchObject({ code: ExitCode.Ok, stderr: "" });
+  expect(big.stdout.trimEnd().split("\n").at(-1)).toBe("10n");
+  expect(cyclic).toMatchObject({ code: ExitCode.Ok, stderr: "" });
+  expect(JSON.parse(cyclic.stdout.slice(cyclic.stdout.indexOf("{")))).toEqual({ name: "loop", self: "[circular]" });
+});

@@ -5,7 +5,7 @@ import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { entriesOf, isTypeScript, loadModule, tsxHook } from "./load-module";
 import { reachFromFlags } from "./reach-from-flags";
-import { oneLine, openStore, time, withStore } from "./store-access";
+import { oneLine, openStore, shown, time, withStore } from "./store-access";
 
 const STATES: readonly RunState[] = ["running", "interrupted", "paused", "cancelled", "error", "completed"];
 
@@ -41,7 +41,7 @@ export function listRuns(io: CliIo, options: { store?: string; state?: string })
     }
     io.stdout(`${"RUN".padEnd(26)} ${"METHOD".padEnd(24)} ${"STATE".padEnd(11)} ${"SESSION".padEnd(20)} UPDATED              WHY\n`);
     for (const run of runs) {
-      io.stdout(`${run.runId.padEnd(26)} ${run.name.padEnd(24)} ${run.state.padEnd(11)} ${oneLine(run.sessionId, 20).padEnd(20)} ${time(run.updatedAt)}  ${reasonOf(run)}\n`);
+      io.stdout(`${shown(run.runId).padEnd(26)} ${shown(run.name).padEnd(24)} ${run.state.padEnd(11)} ${oneLine(run.sessionId, 20).padEnd(20)} ${time(run.updatedAt)}  ${shown(reasonOf(run))}\n`);
     }
   });
 }

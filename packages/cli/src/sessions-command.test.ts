@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Context, SessionStore } from "rein";
+import { Context, SessionNodeWriter, SessionStore } from "rein";
 import { Planner } from "../../../examples/cli-chain";
 import { runMain } from "./__fixtures__/run-main";
 import { ExitCode } from "./exit-codes";
@@ -53,6 +53,26 @@ test("sessions show prints the session and its nodes, indented by caller, with t
   expect(nodes[1]).toMatch(/^ {3}1 {4}code Researcher\.research \[completed\]/);
   expect(nodes[2]).toMatch(/^ {3}2 {6}llm scripted-researcher \[completed\]/);
   expect(nodes[3]).toMatch(/^ {3}3 {4}llm scripted-planner \[completed\]/);
+});
+
+test("what a model, a tool or a caller recorded is shown with its control characters written out: no escape sequence reaches the terminal (ls, show, export)", async () => {
+  const path = join(dir, "escapes.db");
+  const store = new SessionStore({ path, shutdownFlush: false });
+  const clipboard = "\x1b]52;c;cm0gLXJmIH4K\x07";
+  store.createSession("esc-1", { agentId: "Echo\x1b[2J", title: `T${clipboard}` });
+  const writer = new SessionNodeWriter(store, "esc-1");
+  writer.append({ id: "n-esc-1", role: "code", name: "Echo.go\x1b[1A", input: [], output: `harmless${clipboard}\x1b[2Kfaked line`, metadata: { status: "completed" } });
+  writer.flush();
+  store.close();
+  const outputs = await Promise.all([["sessions", "ls"], ["sessions", "show", "esc-1"], ["sessions", "export", "esc-1", "--format", "mermaid"]].map((args) => runMain([...args, "--store", path])));
+  for (const { code, stdout } of outputs) {
+    expect(code).toBe(ExitCode.Ok);
+    expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  }
+  const [listed, shownSession] = outputs.map((output) => output.stdout);
+  expect(listed).toContain("Echo\\x1b[2J");
+  expect(shownSession).toContain("title:   T\\x1b]52;c;cm0gLXJmIH4K\\x07\n");
+  expect(shownSession).toContain("code Echo.go\\x1b[1A [completed] (head)  harmless\\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b[2Kfaked line");
 });
 
 test("sessions show of an unknown id fails with the store's one-line message (exit 1); --verbose adds the stack", async () => {

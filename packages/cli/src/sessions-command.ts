@@ -2,7 +2,7 @@ import type { SessionNode } from "rein";
 import type { CliIo } from "./cli-io";
 import { CliUsageError } from "./exit-codes";
 import { DEFAULT_STORE_PATH } from "./default-paths";
-import { oneLine, time, withStore } from "./store-access";
+import { oneLine, shown, time, withStore } from "./store-access";
 
 export { DEFAULT_STORE_PATH };
 
@@ -34,7 +34,7 @@ export function listSessions(io: CliIo, options: { store?: string }): void {
     io.stdout(`${"ID".padEnd(38)} ${"AGENT".padEnd(16)} ${"NODES".padStart(5)}  UPDATED              TITLE\n`);
     for (const session of sessions) {
       io.stdout(
-        `${session.id.padEnd(38)} ${(session.agentId ?? "-").padEnd(16)} ${String(session.nodeCount).padStart(5)}  ${time(session.updatedAt)}  ${oneLine(session.title, 50)}\n`,
+        `${shown(session.id).padEnd(38)} ${shown(session.agentId ?? "-").padEnd(16)} ${String(session.nodeCount).padStart(5)}  ${time(session.updatedAt)}  ${oneLine(session.title, 50)}\n`,
       );
     }
   });
@@ -52,8 +52,8 @@ export function showSession(io: CliIo, id: string, options: { store?: string }):
   withStore(io, options.store, (store) => {
     const session = store.getSession(id);
     const nodes = store.readNodes(id);
-    io.stdout(`Session ${session.id}\n`);
-    io.stdout(`  agent:   ${session.agentId ?? "-"}\n  title:   ${session.title ?? "-"}\n`);
+    io.stdout(`Session ${shown(session.id)}\n`);
+    io.stdout(`  agent:   ${shown(session.agentId ?? "-")}\n  title:   ${shown(session.title ?? "-")}\n`);
     io.stdout(`  created: ${time(session.createdAt)}\n  updated: ${time(session.updatedAt)}\n  nodes:   ${session.nodeCount}\n\n`);
     const depthOf = new Map<string, number>();
     for (const node of nodes) {
@@ -61,7 +61,7 @@ export function showSession(io: CliIo, id: string, options: { store?: string }):
       depthOf.set(node.id, depth);
       const head = node.id === session.headId ? " (head)" : "";
       io.stdout(
-        `${String(node.seq).padStart(4)}  ${"  ".repeat(depth)}${node.role} ${node.name} [${statusOf(node)}]${head}  ${oneLine(node.output)}\n`,
+        `${String(node.seq).padStart(4)}  ${"  ".repeat(depth)}${node.role} ${shown(node.name)} [${shown(statusOf(node))}]${head}  ${oneLine(node.output)}\n`,
       );
     }
   });

@@ -41,10 +41,20 @@ export function time(epochMs: number): string {
   return new Date(epochMs).toISOString().replace("T", " ").slice(0, 19);
 }
 
-/** @internal A value as one line of at most `width` characters. */
+/**
+ * @internal Text from a store (a model's answer, a tool's output, a session
+ * id or title a caller chose) as a terminal may show it: control characters
+ * are written out (`\x1b`), so a recorded escape sequence cannot clear the
+ * screen, retitle the window or set the clipboard of whoever inspects it.
+ */
+export function shown(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/** @internal A value as one line of at most `width` characters (whitespace folded, control characters written out). */
 export function oneLine(value: unknown, width = 60): string {
   if (value === undefined || value === null) return "";
-  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  const text = shown((typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " "));
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 

@@ -42,7 +42,7 @@ export type { TelemetryOptions } from "./telemetry/telemetry-options";
 export type { Tool } from "./tools/tool";
 export type { ToolDefinition, ToolExecuteOptions } from "./tools/tool-definition";
 export type { ParametersSchema, StandardSchemaLike } from "./tools/schema";
-export { currentSignal } from "./scope/call-scope";
+export { currentSignal, toRecordable } from "./scope/call-scope";
 export { addPreInvocationHook, removePreInvocationHook } from "./scope/hooks";
 export type { PreInvocationHook, InvocationInfo } from "./scope/hooks";
 export * from "./errors";

@@ -74,6 +74,7 @@ export {
   addPreInvocationHook,
   removePreInvocationHook,
   currentSignal,
+  toRecordable,
   CancelledError,
   InterruptedError,
   ToolTimeoutError,

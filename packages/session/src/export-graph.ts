@@ -1,9 +1,10 @@
 import type { SessionNode } from "./session-node";
 import type { SessionGraphFormat, SessionInfo } from "./session-store-like";
 
+/** A node's label; control characters but the newline (which each format writes its own way) become spaces, so a picture printed on a terminal cannot drive it. */
 function labelOf(node: SessionNode): string {
   const status = node.metadata["status"];
-  return `${node.role}: ${node.name}${typeof status === "string" ? ` (${status})` : ""}`;
+  return `${node.role}: ${node.name}${typeof status === "string" ? ` (${status})` : ""}`.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, " ");
 }
 
 function mermaidText(text: string): string {

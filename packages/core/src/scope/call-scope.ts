@@ -179,8 +179,14 @@ export function newNodeId(): string {
 }
 
 /**
- * A JSON-safe copy of a value for recording: functions, symbols, bigints and
- * cycles become readable strings instead of failing the call being recorded.
+ * A JSON-safe copy of a value, as Rein records a call's arguments and
+ * result: functions, symbols, bigints and cycles become readable strings
+ * (`10n`, `[circular]`) instead of failing the call being recorded, and a
+ * value nothing can print is `[unprintable]`.
+ * @example
+ * ```ts
+ * toRecordable({ total: 10n }); // { total: "10n" }
+ * ```
  */
 export function toRecordable(value: unknown): unknown {
   if (value === undefined || value === null) return null;
@@ -202,6 +208,11 @@ export function toRecordable(value: unknown): unknown {
       }),
     ) as unknown;
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      // An object with no prototype, or whose toString throws.
+      return "[unprintable]";
+    }
   }
 }
