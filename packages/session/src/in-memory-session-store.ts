@@ -243,14 +243,16 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
     return renderSessionGraph(this.getSession(sessionId), this.readNodes(sessionId), options.format ?? "json");
   }
 
+  // Reads hand out copies, as a store on a file does: changing what was read (a resumed step's saved result) changes
+  // nothing stored.
   readNodes(sessionId: string): SessionNode[] {
-    return [...this.session(sessionId).graph.all()];
+    return this.session(sessionId).graph.all().map(copyOf);
   }
 
   readAncestry(sessionId: string, nodeId: string, options: ReadAncestryOptions = {}): SessionNode[] {
     checkNodeId("InMemorySessionStore.readAncestry", nodeId);
     readAncestryOptionsSchema.parse(options);
-    return ancestryIn(this.session(sessionId).graph, nodeId, options);
+    return ancestryIn(this.session(sessionId).graph, nodeId, options).map(copyOf);
   }
 
   hasNode(sessionId: string, nodeId: string): boolean {
@@ -351,4 +353,12 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
   private assertOpen(): void {
     if (this.closed) throw new SessionStoreClosedError(this.location);
   }
+}
+
+/** A node whose values are its own: JSON data, so a structured clone is the copy a JSON round trip would give. */
+function copyOf(node: SessionNode): SessionNode {
+  const copy = { ...node, metadata: structuredClone(node.metadata) as Record<string, unknown> };
+  if (typeof node.input === "object" && node.input !== null) copy.input = structuredClone(node.input);
+  if (typeof node.output === "object" && node.output !== null) copy.output = structuredClone(node.output);
+  return copy;
 }

@@ -88,3 +88,4 @@ export type { SyncWorkerBridgeOptions, WorkerEnds, WorkerFailure, WorkerReply, W
 export * as optionSchema from "./options/option-schema";
 export type { OptionsSchema, Rule, Shape, Problem, ValueKind } from "./options/option-schema";
 export { randomIdText } from "./random-id-text";
+export { hasUnstorableText, storableJson, storableOrNull, storableText } from "./storable-text";

@@ -1,6 +1,7 @@
 import type { ExportGraphOptions, SessionCreateOptions } from "./session-store-like";
 import type { ReadAncestryOptions } from "./ancestry";
-import { anyOf, checkArgument, nonEmptyString, oneOf, optionsSchema, rule, string, type Rule } from "./options/option-schema";
+import { anyOf, checkArgument, oneOf, optionsSchema, rule, string, type Rule } from "./options/option-schema";
+import { hasUnstorableText } from "./storable-text";
 
 /**
  * Argument checks of the session store APIs: ids are non-empty strings,
@@ -10,16 +11,31 @@ import { anyOf, checkArgument, nonEmptyString, oneOf, optionsSchema, rule, strin
 
 const nullableString = anyOf([string, oneOf(null)], "a string or null");
 
-/** Throws a `TypeError` unless `sessionId` is a non-empty string. `owner` names the API (`"SessionStore.head"`). */
+/**
+ * An id every store keeps as given: a non-empty string with no NUL and no
+ * lone surrogate (a database would cut it or change it, and two ids could
+ * become one: `storable-text.ts`).
+ */
+const storableId: Rule = {
+  expected: "a non-empty string",
+  kind: "string",
+  check: (value) => {
+    if (typeof value !== "string" || value === "") return { path: "", value, hint: "expected a non-empty string" };
+    if (!hasUnstorableText(value)) return undefined;
+    return { path: "", value, hint: "an id may not hold a NUL character or a lone UTF-16 surrogate (no store could keep it as given)" };
+  },
+};
+
+/** Throws a `TypeError` unless `sessionId` is a non-empty string a store can keep. `owner` names the API (`"SessionStore.head"`). */
 export function checkSessionId(owner: string, sessionId: unknown): void {
-  if (typeof sessionId !== "string" || sessionId === "") checkArgument(owner, "sessionId", nonEmptyString, sessionId);
+  if (typeof sessionId !== "string" || sessionId === "" || hasUnstorableText(sessionId)) checkArgument(owner, "sessionId", storableId, sessionId);
 }
 
-/** Throws a `TypeError` unless `nodeId` is a non-empty string (or `null`, when `nullable`). */
+/** Throws a `TypeError` unless `nodeId` is a non-empty string a store can keep (or `null`, when `nullable`). */
 export function checkNodeId(owner: string, nodeId: unknown, nullable = false): void {
-  if (typeof nodeId === "string" && nodeId !== "") return;
+  if (typeof nodeId === "string" && nodeId !== "" && !hasUnstorableText(nodeId)) return;
   if (nullable && nodeId === null) return;
-  checkArgument(owner, "nodeId", nullable ? anyOf([nonEmptyString, oneOf(null)], "a non-empty string or null") : nonEmptyString, nodeId);
+  checkArgument(owner, "nodeId", nullable ? anyOf([storableId, oneOf(null)], "a non-empty string or null") : storableId, nodeId);
 }
 
 /** {@link SessionCreateOptions}: the options of `createSession`. */
@@ -45,7 +61,8 @@ export const readAncestryOptionsSchema = optionsSchema<ReadAncestryOptions>("rea
  * The longest session id `createSession` accepts, in UTF-16 code units. An
  * id travels in URLs, logs, headers and every node row's key; any text
  * shorter than this (a UUID, `tenant:user:chat`, even SQL-looking text or
- * `__proto__`) is stored and read back verbatim.
+ * `__proto__`) is stored and read back verbatim; one holding a NUL or a lone
+ * surrogate is refused.
  */
 export const MAX_SESSION_ID_LENGTH = 256;
 
@@ -54,6 +71,7 @@ const sessionIdToCreate: Rule = {
   kind: "string",
   check: (value) => {
     if (typeof value !== "string" || value === "") return { path: "", value, hint: "expected a non-empty string" };
+    if (hasUnstorableText(value)) return storableId.check(value);
     if (value.length <= MAX_SESSION_ID_LENGTH) return undefined;
     return {
       path: "",
@@ -65,6 +83,6 @@ const sessionIdToCreate: Rule = {
 
 /** Checks the arguments of `createSession`: the id (a non-empty string of at most {@link MAX_SESSION_ID_LENGTH} characters) and the options. */
 export function checkCreateSessionArguments(owner: string, id: unknown, options: unknown): void {
-  if (typeof id !== "string" || id === "" || id.length > MAX_SESSION_ID_LENGTH) checkArgument(owner, "id", sessionIdToCreate, id);
+  if (typeof id !== "string" || id === "" || id.length > MAX_SESSION_ID_LENGTH || hasUnstorableText(id)) checkArgument(owner, "id", sessionIdToCreate, id);
   sessionCreateOptionsSchema.parse(options);
 }

@@ -7,7 +7,8 @@
 import { SessionNodeWriter } from "./session-node-writer";
 import type { SessionNode } from "./session-node";
 import { SessionNodeConflictError, SessionNotFoundError } from "./session-errors";
-import { node, append, type StoreUnderTest } from "./session-store-contract-helpers";
+import { node, append, thrownBy, type StoreUnderTest } from "./session-store-contract-helpers";
+import { storableText } from "./storable-text";
 
 /** Declares this part of the contract on the suite's store. @internal */
 export function describeWritesContract(context: StoreUnderTest): void {
@@ -20,6 +21,52 @@ export function describeWritesContract(context: StoreUnderTest): void {
       expect(context.store.hasNode("s1", "b")).toBe(true);
       expect(context.store.hasNode("s1", "c")).toBe(false);
       expect(context.store.getSession("s1")).toMatchObject({ nodeCount: 2, lastSeq: 1, headId: "a" });
+    });
+
+    test("text with a NUL or a lone surrogate (a sliced emoji in an error message) commits: read back as given, or with U+FFFD in their place where a database cannot keep it; later commits go on", () => {
+      const odd = `no such document: ${"Hello😀 world".slice(0, 6)} and a NUL \u0000 here, \\u0000 kept as text, and 😀 whole`;
+      context.store.createSession("s1", { title: odd });
+      const writer = new SessionNodeWriter(context.store, "s1");
+      writer.append({ id: "a", role: "code", name: `Tool.${odd}`, input: [odd], output: { [odd]: odd }, metadata: { status: "error", error: odd } });
+      writer.flush();
+      writer.update("a", { output: odd, metadata: { note: odd } });
+      writer.append({ id: "b", role: "code", name: "A.next", predecessor: "a" });
+      writer.flush();
+      const kept = storableText(odd);
+      expect(kept).toBe(`no such document: Hello\ufffd and a NUL \ufffd here, \\u0000 kept as text, and 😀 whole`);
+      const [a, b] = context.store.readNodes("s1");
+      // Each field as given, or as the database keeps it (SQLite keeps JSON content as given, not a text column).
+      expect([`Tool.${odd}`, `Tool.${kept}`]).toContain(a!.name);
+      expect([[odd], [kept]]).toContainEqual(a!.input);
+      expect([odd, kept]).toContain(a!.output);
+      expect([odd, kept]).toContain(a!.metadata["error"]);
+      expect([odd, kept]).toContain(a!.metadata["note"]);
+      expect([odd, kept]).toContain(context.store.getSession("s1").title);
+      expect(b).toMatchObject({ id: "b", predecessor: "a" });
+      expect(context.store.getSession("s1")).toMatchObject({ headId: "b", nodeCount: 2 });
+    });
+
+    test("an id holding a NUL or a lone surrogate is refused with a TypeError saying why, before anything is stored (two such ids could become one)", () => {
+      for (const id of ["tenant\u0000alice", `a${"😀".slice(0, 1)}`]) {
+        expect(thrownBy(() => context.store.createSession(id))).toMatchObject({ name: "TypeError", message: expect.stringContaining("NUL character or a lone UTF-16 surrogate") });
+        expect(thrownBy(() => context.store.hasSession(id))).toMatchObject({ name: "TypeError" });
+      }
+      context.store.createSession("s1");
+      expect(thrownBy(() => new SessionNodeWriter(context.store, "s1").append({ id: "n\u0000a", role: "code", name: "A.run" }))).toMatchObject({ name: "TypeError" });
+      expect(context.store.listSessions().map((session) => session.id)).toEqual(["s1"]);
+      expect(context.store.readNodes("s1")).toEqual([]);
+    });
+
+    test("a node read back is the caller's to change: changing it changes nothing stored (a resumed step's saved result stays as saved)", () => {
+      context.store.createSession("s1");
+      const writer = new SessionNodeWriter(context.store, "s1");
+      writer.append({ id: "a", role: "code", name: "A.run", output: { items: [1, 2] }, metadata: { status: "completed", tags: ["x"] } });
+      writer.flush();
+      for (const read of [context.store.readNodes("s1")[0]!, context.store.readAncestry!("s1", "a")[0]!]) {
+        (read.output as { items: number[] }).items.push(3);
+        (read.metadata["tags"] as string[]).push("y");
+      }
+      expect(context.store.readNodes("s1")[0]).toMatchObject({ output: { items: [1, 2] }, metadata: { tags: ["x"] } });
     });
 
     test("append is idempotent on id: the first version stays", () => {

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { SessionNode } from "./session-node";
+import { storableOrNull } from "./storable-text";
 import type {
   ExportGraphOptions,
   SessionBranch,
@@ -130,7 +131,7 @@ export class SessionStore implements SessionStoreLike, RunLeaseStore, ConsumeOnc
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
     checkCreateSessionArguments("SessionStore.createSession", id, options);
-    return sessionFromRow(this.call("createSession", id, options.agentId ?? null, options.title ?? null, Date.now()) as Row);
+    return sessionFromRow(this.call("createSession", id, storableOrNull(options.agentId), storableOrNull(options.title), Date.now()) as Row);
   }
 
   getSession(id: string): SessionInfo {

@@ -3,6 +3,7 @@ import type { SessionInfo, SessionWriteOperation } from "./session-store-like";
 import type { EncodedOperation } from "./sqlite-session-worker";
 import type { LeaseFence } from "./lease-fence";
 import { nodeJsonOf } from "./node-json";
+import { storableText } from "./storable-text";
 
 /**
  * What crosses the thread between the SQLite store and its worker: rows as
@@ -60,7 +61,7 @@ export function encodeOperation(operation: SessionWriteOperation): EncodedOperat
       node.id,
       node.createdAt,
       node.role,
-      node.name,
+      storableText(node.name),
       json?.input ?? encode(node.input),
       json?.output ?? encode(node.output),
       node.caller,
@@ -82,7 +83,7 @@ export function encodeOperation(operation: SessionWriteOperation): EncodedOperat
   return [
     "u",
     operation.id,
-    fields.name ?? null,
+    fields.name === undefined ? null : storableText(fields.name),
     "input" in fields,
     "input" in fields ? encode(fields.input) : null,
     "output" in fields,

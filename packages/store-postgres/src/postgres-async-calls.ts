@@ -7,6 +7,7 @@ import {
   exportGraphOptionsSchema,
   readAncestryOptionsSchema,
   renderSessionGraph,
+  storableOrNull,
   type ReadAncestryOptions,
   type RunLeaseAsyncCalls,
   type SessionStoreAsyncReads,
@@ -105,7 +106,7 @@ function asyncReads(onPool: OnPool): SessionStoreAsyncReads {
     },
     async createSession(id, options = {}) {
       checkCreateSessionArguments("PostgresSessionStore.asyncReads.createSession", id, options);
-      return sessionFromRow((await onPool("createSession", id, options.agentId ?? null, options.title ?? null)) as Row);
+      return sessionFromRow((await onPool("createSession", id, storableOrNull(options.agentId), storableOrNull(options.title))) as Row);
     },
     async exportGraph(sessionId, options = {}) {
       checkSessionId("PostgresSessionStore.asyncReads.exportGraph", sessionId);

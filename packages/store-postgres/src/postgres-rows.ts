@@ -1,4 +1,4 @@
-import type { SessionInfo, SessionNode, SessionNodeRole, SessionWriteOperation } from "@rein/session";
+import { storableJson, storableText, type SessionInfo, type SessionNode, type SessionNodeRole, type SessionWriteOperation } from "@rein/session";
 
 /**
  * What crosses the thread between the Postgres store and its worker: rows
@@ -9,8 +9,9 @@ import type { SessionInfo, SessionNode, SessionNodeRole, SessionWriteOperation }
 /** A row as the worker returns it. @internal */
 export type Row = unknown[];
 
+/** JSON text for a `jsonb` column: PostgreSQL refuses a NUL or a lone surrogate there, so they are stored as U+FFFD (`storableJson`). */
 function encode(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
+  return value === undefined ? null : storableJson(JSON.stringify(value));
 }
 
 /** A node from its JSON row (see the worker's NODE_JSON): `input` / `output` flagged when SQL NULL (undefined). @internal */
@@ -64,12 +65,12 @@ export function encodeOperation(operation: SessionWriteOperation): Row {
       node.seq,
       node.createdAt,
       node.role,
-      node.name,
+      storableText(node.name),
       encode(node.input),
       encode(node.output),
       node.caller,
       node.predecessor,
-      JSON.stringify(node.metadata),
+      encode(node.metadata),
     ];
   }
   const { fields } = operation;
@@ -85,12 +86,12 @@ export function encodeOperation(operation: SessionWriteOperation): Row {
   return [
     "u",
     operation.id,
-    fields.name ?? null,
+    fields.name === undefined ? null : storableText(fields.name),
     "input" in fields,
     "input" in fields ? encode(fields.input) : null,
     "output" in fields,
     "output" in fields ? encode(fields.output) : null,
-    set === null ? null : JSON.stringify(set),
+    set === null ? null : encode(set),
     remove,
   ];
 }

@@ -26,6 +26,7 @@ import {
   flushPendingWritersSync,
   releaseSharedWriter,
   releaseSharedWriters,
+  storableOrNull,
   renderSessionGraph,
   checkRunArguments,
   runFromRow,
@@ -136,7 +137,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
 
   createSession(id: string, options: SessionCreateOptions = {}): SessionInfo {
     checkCreateSessionArguments("PostgresSessionStore.createSession", id, options);
-    return sessionFromRow(this.call("createSession", id, options.agentId ?? null, options.title ?? null) as Row);
+    return sessionFromRow(this.call("createSession", id, storableOrNull(options.agentId), storableOrNull(options.title)) as Row);
   }
 
   getSession(id: string): SessionInfo {
