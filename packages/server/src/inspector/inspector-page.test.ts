@@ -156,6 +156,26 @@ describe("the Inspector page (headless Chromium)", () => {
     await page.getByRole("button", { name: "Approve", exact: true }).waitFor({ state: "detached" });
   });
 
+  it("a node the page read while it ran shows what it ended with: the open detail follows, and opened again it is current", async () => {
+    deployments.length = 0;
+    await open(inspectorEntries);
+    const answer = startRun("ship", "run-stale-detail");
+    await runRow("ship", "running").getByRole("button", { name: "ship", exact: true }).click();
+    // The run's node is read while it runs, and its detail is open.
+    await page.getByRole("button", { name: "code: Deployer.ship (running)", exact: true }).click();
+    const detail = page.getByRole("region", { name: "Node" });
+    await detail.getByText("running", { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
+    expect(await answer).toMatchObject({ status: "completed" });
+    // Without a click, the open detail shows the output the node ended with.
+    await detail.getByText(/tool said/).waitFor();
+    // Opened again from the graph, the same.
+    await page.getByRole("button", { name: "code: Deployer.deploy (completed)", exact: true }).click();
+    await page.getByRole("button", { name: "code: Deployer.ship (completed)", exact: true }).click();
+    await detail.getByText(/tool said/).waitFor();
+    expect(await notReloaded()).toBe(true);
+  });
+
   it("Deny refuses the waiting tool call: it never runs and the model is told", async () => {
     deployments.length = 0;
     await open(inspectorEntries);

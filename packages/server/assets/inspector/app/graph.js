@@ -109,6 +109,10 @@
       if (runEvent.status) {
         known.metadata = Object.assign({}, known.metadata, { status: runEvent.status });
         updateNodeElement(known);
+        // Its output, duration, usage or error came with its end: read again now, and when it is opened (the
+        // end may be committed a moment after its event).
+        known.stale = true;
+        reloadNode(known.id);
       }
     } else if (runEvent.phase === "start") {
       addNode({ id: runEvent.nodeId, role: runEvent.role, name: runEvent.name, caller: null, metadata: { status: "running" }, pending: true });
@@ -116,5 +120,26 @@
     if (!graph.more) loadNodes();
   }
 
-  Object.assign(inspector, { openGraph: openGraph, loadNodes: loadNodes, updateNodeElement: updateNodeElement, onNodeEvent: onNodeEvent });
+  /** Reads a node that changed since it was read (`stale`) once more; the open detail follows. */
+  function reloadNode(id) {
+    var graph = state.graph;
+    var known = graph && graph.nodes.get(id);
+    if (!known || !known.stale || typeof known.seq !== "number") return;
+    var url = "/inspector/api/sessions/" + encodeURIComponent(graph.sessionId) + "/nodes?after=" + (known.seq - 1) + "&limit=1";
+    inspector.api(url).then(
+      function (page) {
+        var fresh = page.nodes[0];
+        if (state.graph !== graph || !fresh || fresh.id !== id) return;
+        // Not committed yet: the version read is older than what the events said.
+        if (fresh.metadata && fresh.metadata.status === "running" && known.metadata.status !== "running") return;
+        addNode(fresh);
+        if (graph.shownNodeId === id && !$("node").hidden) inspector.showNode(id);
+      },
+      function () {
+        // The next page read brings it, or the node stays as shown.
+      },
+    );
+  }
+
+  Object.assign(inspector, { openGraph: openGraph, loadNodes: loadNodes, updateNodeElement: updateNodeElement, onNodeEvent: onNodeEvent, reloadNode: reloadNode });
 })(window.reinInspector);

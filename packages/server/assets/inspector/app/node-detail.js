@@ -8,6 +8,8 @@
     var graph = inspector.state.graph;
     var node = graph && graph.nodes.get(id);
     if (!node) return;
+    graph.shownNodeId = id;
+    if (node.stale) inspector.reloadNode(id);
     var section = inspector.$("node");
     section.hidden = false;
     var body = inspector.$("node-body");
