@@ -181,7 +181,7 @@ export class OpenAIProvider implements ModelProvider {
     for await (const event of call.read(events, "response.completed")) {
       // Failures after the HTTP 200 arrive as events, not as a failed request.
       if (event.type === "error") throw fromStreamedOpenAIError(event);
-      if (event.type === "response.failed") throw fromStreamedOpenAIError(event.response.error);
+      if (event.type === "response.failed") throw fromStreamedOpenAIError((event.response as { error?: { code?: string | null; message?: string } | null } | undefined)?.error ?? null);
       yield* assembler.push(event);
     }
     call.throwIfAborted();

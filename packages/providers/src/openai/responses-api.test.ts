@@ -1,4 +1,4 @@
-import { ContextOverflowError, RateLimitError, type Message, type ModelRequest } from "@rein/core";
+import { ContextOverflowError, ProviderError, RateLimitError, type Message, type ModelRequest } from "@rein/core";
 import { collectStream, failureOf, jsonFixture, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
 import { firstUserTurn, situationalPrefix, system, weatherTool } from "../__fixtures__/weather-conversation";
 import { OpenAIProvider, type OpenAIProviderSettings } from "./openai-provider";
@@ -161,6 +161,14 @@ describe("OpenAIProvider, Responses API", () => {
     const error = await failureOf(collectStream(provider().stream(request())));
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as Error).message).toContain("Rate limit reached");
+  });
+
+  it("a response.failed event with no response in it is a ProviderError saying the response failed, not an internal TypeError", async () => {
+    server().reply({ sse: 'event: response.failed\ndata: {"type":"response.failed","sequence_number":1}\n\n' });
+    const error = await failureOf(collectStream(provider().stream(request())));
+    expect(ProviderError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain("the response failed without an error message");
+    expect((error as Error).message).not.toContain("TypeError");
   });
 
   it("maps 400 context_length_exceeded to ContextOverflowError", async () => {
