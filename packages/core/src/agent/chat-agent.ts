@@ -41,6 +41,7 @@ export class ChatAgent extends Agent {
   get conversation(): Context {
     const configured = this.contextFor(undefined);
     if (configured.store !== undefined) return configured;
-    return (this.#own ??= Context.forSession(new InMemorySessionStore(), `chat-${randomUUID()}`));
+    // A session of its own under the configured Context: its blocks, providers and history filter still apply.
+    return (this.#own ??= configured.derive({ store: Context.forSession(new InMemorySessionStore(), `chat-${randomUUID()}`).store! }));
   }
 }

@@ -1,3 +1,4 @@
+import type { ChainLimits } from "@rein/guard";
 import type { Logger } from "pino";
 import type { ReachPolicy } from "@rein/guard";
 import type { ModelProvider } from "../model/model-provider";
@@ -23,6 +24,8 @@ export interface LoopSettings {
   readonly maxContextTokens: number | undefined;
   /** The recursion ceiling, shown to the model in the situational prefix. */
   readonly recursionLimit: number;
+  /** The runtime's guard limits: the calls its loop runs that have no agent of their own (a `tool()`, an MCP tool) keep them. */
+  readonly chainLimits: ChainLimits | undefined;
   readonly loopDetection: ResolvedLoopDetection;
   readonly logger: Logger;
   readonly onEvent: RunEventListener | undefined;

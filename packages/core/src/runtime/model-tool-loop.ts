@@ -93,6 +93,7 @@ export function runModelToolLoop(settings: LoopSettings, request: ExecRequest): 
   // A run under no caller's reach starts its own when the runtime has a policy.
   owner.reach = scope?.reach ?? (settings.reach === undefined ? undefined : new ReachRun(settings.reach));
   owner.ledger = ledger;
+  owner.limits = settings.chainLimits ?? scope?.limits;
   owner.trace = agentSpan ?? scope?.trace;
   if (events.listening) events.emit({ type: "run-start", model: request.model ?? settings.model ?? "" });
   let looped =
@@ -200,7 +201,8 @@ async function loop(
     }
     const previous = messages[messages.length - 2];
     if (previous?.role === "user" && previous.content.length === 0) messages.splice(messages.length - 2, 1);
-    messages.push({ role: "user", content: [...results, ...(await raceSignal(context.render({ includeStatic: false }), signal))] });
+    // The paused turn's opening (its Context blocks) is not in the history rebuilt from the session: rendered again here.
+    messages.push({ role: "user", content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render(), signal))] });
   }
   const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
   // Requests of one conversation share their prefix: providers that route by a key keep them on one cache.

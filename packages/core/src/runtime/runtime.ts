@@ -135,6 +135,7 @@ export class Runtime {
       maxSteps: this.maxSteps,
       maxContextTokens: this.maxContextTokens,
       recursionLimit: this.limits?.recursionLimit ?? MAX_AGENTIC_RECURSION_DEPTH,
+      chainLimits: this.limits,
       loopDetection,
       logger: this.logger,
       onEvent: this.onEvent,

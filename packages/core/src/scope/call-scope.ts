@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { currentFrameData } from "@rein/guard";
-import type { ReachRun } from "@rein/guard";
+import type { ChainLimits, ReachRun } from "@rein/guard";
 import type { Context } from "../context/context";
 import type { Execution, StepBudget } from "../runtime/execution";
 import type { CancellationRegion } from "../runtime/cancellation";
@@ -75,6 +75,8 @@ export interface CallScope {
   readonly trace: TraceScope | undefined;
   /** What the innermost running loop's run used (rolls up to the runs it is nested in). */
   readonly ledger: RunLedger | undefined;
+  /** The guard limits of the innermost agent or loop: a call with no agent of its own (a `tool()`) keeps them. */
+  readonly limits: ChainLimits | undefined;
 }
 
 /**
@@ -102,6 +104,7 @@ const EMPTY_SCOPE: ScopeDraft = {
   agent: undefined,
   trace: undefined,
   ledger: undefined,
+  limits: undefined,
 };
 
 /**
@@ -136,6 +139,7 @@ export function deriveScope(parent: CallScope | undefined): ScopeDraft {
     agent: base.agent,
     trace: base.trace,
     ledger: base.ledger,
+    limits: base.limits,
   };
 }
 

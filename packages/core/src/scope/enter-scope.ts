@@ -75,7 +75,8 @@ export function enterFunctionScope<A extends unknown[], R>(
     scope.trace = entered.trace;
     if (call !== undefined) call.scope = scope;
     if (refusal === undefined) {
-      const limits = owner?.scopeLimits;
+      const limits = owner?.scopeLimits ?? parent?.limits;
+      scope.limits = limits;
       const data = limits === undefined ? { data: scope } : { ...limits, data: scope };
       result =
         span === undefined

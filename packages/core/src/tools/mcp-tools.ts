@@ -265,7 +265,6 @@ class McpToolSource {
   }
 }
 
-let mcpToolCounter = 0;
 
 /**
  * Errors the SDK's client reports about a message it could not match to
@@ -287,7 +286,7 @@ function mcpTool(source: McpToolSource, description: McpToolDescription): Tool {
   const text = description.description ?? "";
   const parameters = (typeof description.inputSchema === "object" && description.inputSchema !== null ? description.inputSchema : { type: "object" }) as JsonSchema;
   const schema = resolveSchema(parameters, `MCP tool '${name}'`);
-  const frame: Frame = { key: `mcp:${name}:${++mcpToolCounter}`, name, kind: "tool" };
+  const frame: Frame = { key: `mcp:${name}`, name, kind: "tool" };
   const info = { name, doc: text, expose: "full" as const, toolName: name, isAsync: true };
   const call = (args: Record<string, unknown>, options: ToolExecuteOptions): Promise<unknown> => callMcpTool(source, name, args, options.signal);
   return {

@@ -48,7 +48,9 @@ export interface Tool {
 export function tool<Args = Record<string, unknown>, Result = unknown>(definition: ToolDefinition<Args, Result>): Tool {
   toolDefinitionSchema.parse(definition);
   const schema = resolveSchema(definition.parameters ?? { type: "object", properties: {} }, `tool '${definition.name}'`);
-  const frame: Frame = { key: `tool:${definition.name}:${++toolCounter}`, name: definition.name, kind: "tool" };
+  // Keyed by name, as a method tool is by its class and method: a tool made anew for each call is still the same
+  // function to the recursion ceiling and cycle detection (the model calls it by that name).
+  const frame: Frame = { key: `tool:${definition.name}`, name: definition.name, kind: "tool" };
   const info = { name: definition.name, doc: definition.description, expose: "full" as const, toolName: definition.name, isAsync: true };
   return {
     spec: { name: definition.name, description: definition.description, parameters: schema.jsonSchema },
@@ -60,7 +62,6 @@ export function tool<Args = Record<string, unknown>, Result = unknown>(definitio
     },
   };
 }
-let toolCounter = 0;
 
 /** Validates tool arguments, throwing {@link ToolArgumentsError} that lists every problem. */
 export async function validateArguments(toolName: string, schema: ResolvedSchema, args: unknown): Promise<unknown> {
