@@ -1,0 +1,85 @@
+/**
+ * Where the guard layer and the Context meet turns, chat agents and plain
+ * tools: a paused turn resumed, a ChatAgent without a store, a `tool()` made
+ * anew for each call, a runtime's `recursionLimit` under a plain tool. Each
+ * case failed before its fix (found by an attack review, 2026-12-03).
+ */
+import { CycleError } from "@rein/guard";
+import { InMemorySessionStore } from "@rein/session";
+import { Agent } from "../agent/agent";
+import { ChatAgent } from "../agent/chat-agent";
+import { Context } from "../context/context";
+import type { ModelRequest } from "../model/model-provider";
+import { ScriptedProvider } from "../model/scripted-provider";
+import { tool, type Tool } from "../tools/tool";
+import { Runtime } from "./runtime";
+
+const texts = (request: ModelRequest): string[] => request.messages.flatMap((message) => message.content).flatMap((block) => (block.type === "text" ? [block.text] : []));
+
+describe("the Context's blocks reach every request of a turn", () => {
+  it("a ChatAgent given a Context with no store keeps that Context's blocks and providers (its own session under it)", async () => {
+    const model = new ScriptedProvider(["ok"]);
+    const context = new Context({ rules: "NEVER deploy on Fridays" }, { providers: { now: () => "2024-01-05" } });
+    await new ChatAgent({ runtime: new Runtime({ provider: model }), context }).chat("hi");
+    const seen = texts(model.requests[0]!).join("\n");
+    expect(seen).toContain("NEVER deploy on Fridays");
+    expect(seen).toContain("2024-01-05");
+  });
+
+  it("after resumeTurn, the request that goes on carries the Context's blocks again (the history rebuilt from the session has only the turn's content)", async () => {
+    class Operator extends Agent {
+      static methodOptions = { deploy: { tool: true, description: "Deploy.", requiresApproval: true } };
+      deploy(service: string): string {
+        return `${service} deployed`;
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }, "done"]);
+    const context = Context.forSession(new InMemorySessionStore(), "s1", { blocks: { rules: "NEVER deploy on Fridays" } });
+    const agent = new Operator({ runtime: new Runtime({ provider: model }), context });
+    const paused = await agent.runTurn({ input: "deploy api" }, { context });
+    expect(texts(model.requests[0]!).join("\n")).toContain("NEVER deploy on Fridays");
+    expect(await agent.resumeTurn(paused.continuation!, { approve: true, context })).toMatchObject({ status: "completed" });
+    expect(texts(model.requests[1]!).join("\n")).toContain("NEVER deploy on Fridays");
+  });
+});
+
+describe("plain tools are functions to the guard layer too", () => {
+  it("A→B→A through tools made anew for each call is a cycle (CycleError), as with tools made once: it never runs on to the recursion ceiling", async () => {
+    const runs = { a: 0, b: 0 };
+    class A extends Agent {
+      async run(): Promise<unknown> {
+        runs.a++;
+        return tool({ name: "delegate_b", description: "Ask B.", execute: () => b.run() }).execute({});
+      }
+    }
+    class B extends Agent {
+      async run(): Promise<unknown> {
+        runs.b++;
+        return tool({ name: "delegate_a", description: "Ask A.", execute: () => a.run() }).execute({});
+      }
+    }
+    const a = new A();
+    const b = new B();
+    const error = await a.run().catch((caught: unknown) => caught);
+    expect(CycleError.isInstance(error)).toBe(true);
+    expect(runs).toEqual({ a: 3, b: 3 });
+  });
+
+  it("a runtime's recursionLimit bounds a plain tool() that re-enters itself through the model, and the guidance states that limit", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "delegate", input: {} }] }], { whenExhausted: "repeat-last" });
+    const runtime = new Runtime({ provider: model, recursionLimit: 2, maxIterations: 3, loopDetection: { enabled: false } });
+    let bodies = 0;
+    const delegate: Tool = tool({
+      name: "delegate",
+      description: "Delegate the task.",
+      execute: async (): Promise<string> => {
+        bodies++;
+        return (await runtime.exec({ content: "sub task", tools: [delegate] })).text;
+      },
+    });
+    await runtime.exec({ content: "task", tools: [delegate] }).catch(() => undefined);
+    expect(bodies).toBe(2);
+    const positions = model.requests.flatMap((request) => texts(request)).filter((text) => /nesting depth \d+ of at most/.test(text));
+    for (const text of positions) expect(text).toMatch(/of at most 2\b/);
+  });
+});
