@@ -83,3 +83,30 @@ describe("plain tools are functions to the guard layer too", () => {
     for (const text of positions) expect(text).toMatch(/of at most 2\b/);
   });
 });
+
+describe("loop detection across a paused turn", () => {
+  it("a turn paused on an approval and resumed goes on with its loop history: the same call approved again and again is warned and then blocked, as within one run", async () => {
+    class Poller extends ChatAgent {
+      static methodOptions = { deploy: { tool: true, description: "Deploy the service.", requiresApproval: true } };
+      static runs = 0;
+      deploy(service: string): string {
+        Poller.runs++;
+        return `${service}: pending`;
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }], { whenExhausted: "repeat-last" });
+    const events: string[] = [];
+    const onEvent = (event: { type: string }) => events.push(event.type);
+    const agent = new Poller({ runtime: new Runtime({ provider: model, maxIterations: 100 }) });
+    let turn = await agent.runTurn({ input: "deploy api" }, { onEvent });
+    for (let resumes = 0; turn.status === "paused" && resumes < 30; resumes++) {
+      // The continuation as JSON: what a server or another process would hold.
+      turn = await agent.resumeTurn(JSON.parse(JSON.stringify(turn.continuation)), { approve: true, onEvent });
+    }
+    expect(events).toContain("loop-warning");
+    expect(events).toContain("loop-block");
+    // Blocked once 20 identical calls have run, as within one run: the tool ran 20 times, not 30.
+    expect(Poller.runs).toBe(20);
+  });
+});
+

@@ -6,6 +6,7 @@ import {
   type LoopDetection,
   type LoopDetectionConfig,
   type LoopDetectionOptions,
+  type ToolCallRecord,
 } from "@rein/guard";
 import type { TextBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
 import type { Execution } from "./execution";
@@ -133,6 +134,16 @@ export class LoopGuard {
   }
 
   /** Opens the post-compaction window (after a compaction retry). */
+  /** This loop's detection window, as JSON records (kept with a paused turn). */
+  history(): ToolCallRecord[] {
+    return this.detector === undefined ? [] : [...this.detector.historyFor(this.runId)];
+  }
+
+  /** Goes on from a paused turn's window (see {@link history}). */
+  restore(records: readonly ToolCallRecord[] | undefined): void {
+    if (records !== undefined) this.detector?.restoreHistory(this.runId, records);
+  }
+
   armAfterCompaction(): void {
     this.compaction.arm();
   }

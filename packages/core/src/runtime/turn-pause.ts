@@ -1,3 +1,4 @@
+import type { ToolCallRecord } from "@rein/guard";
 import type { ContentBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
 
 /**
@@ -14,6 +15,8 @@ export interface PausedRun {
   readonly assistant: readonly ContentBlock[];
   readonly results: readonly ToolResultBlock[];
   readonly pending: readonly ToolUseBlock[];
+  /** The run's loop-detection window when it paused: a resume goes on with it (an approval cycle does not reset detection). */
+  readonly loopHistory?: readonly ToolCallRecord[];
 }
 
 /**

@@ -6,7 +6,7 @@ import { churnStreak, measureWindow, pingPongStreak } from "./loop-streaks";
 import { CallHashes } from "./call-hashes";
 import { hashOutcome } from "./stable-hash";
 import type { ToolCallRecord } from "./tool-call-record";
-import { UnknownToolError } from "./unknown-tool-error";
+import { isLoopBlock, unknownToolNameOf } from "./loop-outcomes";
 import type { DetectOptions, LoopDetectorStats, ToolCallInput, ToolOutcomeInput } from "./loop-detector-inputs";
 
 export type { DetectOptions, LoopDetectorStats, ToolCallInput, ToolOutcomeInput } from "./loop-detector-inputs";
@@ -22,12 +22,6 @@ const NOT_STUCK: LoopDetectionResult = Object.freeze({ stuck: false });
 const NO_RUN = "\u0000no-run";
 /** Runs whose histories are kept at once; the least recently used is dropped past it. */
 const MAX_TRACKED_RUNS = 256;
-/** The runtime's own block result carries no outcome: a block must not reset a streak. */
-const BLOCKED_REASON = "tool-loop";
-const UNKNOWN_TOOL_PATTERNS = [
-  /unknown tool[:\s]+["'`]?([\w.-]+)/i,
-  /tool\s+["'`]?([\w.-]+)["'`]?\s+(?:was\s+)?(?:not found|does not exist|is not available|is unknown)/i,
-];
 
 /** Lookup sets derived from a resolved (frozen) config, shared by the detectors built from it. */
 const lookupSets = new WeakMap<
@@ -99,6 +93,24 @@ export class ToolLoopDetector {
   /** The window of one run, oldest first. */
   historyFor(runId?: string): readonly ToolCallRecord[] {
     return [...(this.runs.get(runId ?? NO_RUN)?.records ?? [])];
+  }
+
+  /**
+   * Puts `records` (a run's window as {@link historyFor} gave it, kept as
+   * JSON) back under `runId`, oldest first, as if recorded again: a run that
+   * paused and is carried on later (another process, the next day) goes on
+   * with its loop history instead of starting over. Records that are not
+   * records are skipped. Nothing is kept when detection is off.
+   */
+  restoreHistory(runId: string | undefined, records: readonly ToolCallRecord[]): void {
+    if (!this.config.enabled || !Array.isArray(records)) return;
+    for (const record of records) {
+      if (typeof record?.toolName !== "string" || typeof record.argsHash !== "string") continue;
+      const copy: MutableRecord = { ...record, timestamp: typeof record.timestamp === "number" ? record.timestamp : Date.now() };
+      if (runId === undefined) delete copy.runId;
+      else copy.runId = runId;
+      this.append(runId, copy);
+    }
   }
 
   /**
@@ -352,24 +364,6 @@ function verdict(
 function levelOf(count: number, config: LoopDetectionConfig): LoopLevel | undefined {
   if (count >= config.criticalThreshold) return "critical";
   if (count >= config.warningThreshold) return "warning";
-  return undefined;
-}
-
-function isLoopBlock(result: unknown): boolean {
-  if (typeof result !== "object" || result === null) return false;
-  const { status, reason } = result as { status?: unknown; reason?: unknown };
-  return status === "blocked" && reason === BLOCKED_REASON;
-}
-
-/** The missing tool an error names: an {@link UnknownToolError}, or a message saying a tool is unknown / not found. */
-function unknownToolNameOf(error: unknown): string | undefined {
-  if (UnknownToolError.isInstance(error)) return error.toolName;
-  const text = error instanceof Error ? error.message : typeof error === "string" ? error : undefined;
-  if (text === undefined) return undefined;
-  for (const pattern of UNKNOWN_TOOL_PATTERNS) {
-    const name = pattern.exec(text)?.[1];
-    if (name !== undefined) return name;
-  }
   return undefined;
 }
 
