@@ -10,6 +10,7 @@ import { storeReads } from "../store-reads";
 import type { BackgroundQueue } from "./background-queue";
 import { budgetToJob } from "./job-budget";
 import { mountRunEventsRoute } from "./run-events-route";
+import { storedValue } from "./stored-json";
 
 /** @internal Whether a request asks for a background run (`Prefer: respond-async`, RFC 7240). */
 export function prefersAsync(prefer: string | undefined): boolean {
@@ -42,7 +43,7 @@ export async function enqueueRun(
     await queue.send({
       runId,
       entry: run.entry,
-      args: run.args,
+      args: storedValue<unknown[]>(run.args),
       sessionId,
       storedSessionId: stored,
       owner: run.caller.owner,

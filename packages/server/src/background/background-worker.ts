@@ -1,8 +1,8 @@
-import { ReachError, ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
+import { InterruptedError, ReachError, ReachPolicy, RunNotResumableError, type ReachBudget, type RunEvent, type SessionStoreLike } from "rein";
 import { checkEntries, type Entries } from "../entries";
 import { CANCELLED, callEntry } from "../call-entry";
 import { errorTypeOf, headOf } from "../run-outcome";
-import { safeJson } from "../safe-json";
+import { storedValue } from "./stored-json";
 import type { BackgroundJob, BackgroundOutcome, BackgroundQueue } from "./background-queue";
 import type { RunChannel } from "./run-channel";
 import { budgetFromJob } from "./job-budget";
@@ -49,12 +49,22 @@ export interface BackgroundWorkerOptions {
 }
 
 /**
- * A started worker: {@link BackgroundWorker.stop} stops taking jobs and
- * closes the queue (runs still executing are left to the queue's retry).
+ * A started worker: {@link BackgroundWorker.stop} stops taking jobs, ends
+ * the runs executing here and closes the queue (which retries those runs).
  */
 export interface BackgroundWorker {
+  /**
+   * Stops taking jobs and ends the runs executing here: each is interrupted
+   * (its signal fires) and waited for (up to 30 s: code that ignores its
+   * signal cannot be stopped), and its attempt fails, so the queue gives it
+   * to another worker once the job expires (a resumable run continues from
+   * its finished steps).
+   */
   stop(): Promise<void>;
 }
+
+/** How long `stop()` waits for interrupted runs to end before it stops the queue anyway. */
+const STOP_GRACE_MS = 30_000;
 
 /**
  * Executes the background runs of `queue` (`POST /v1/agent/run` with
@@ -86,9 +96,22 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     if (request.action === "cancel") run.controller.abort(new Error(`run ${request.runId} cancelled by request`));
     else if (request.toolCallId !== undefined) run.approvals.answer(request.toolCallId, request.action === "approve");
   });
-  const execute = async (job: BackgroundJob): Promise<BackgroundOutcome> => {
+  /** Set by `stop()`: the reason every run executing here is aborted with. */
+  let stopping: InterruptedError | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  const execute = (job: BackgroundJob): Promise<BackgroundOutcome> => {
+    const running = executeJob(job);
+    inFlight.add(running);
+    void running.then(
+      () => inFlight.delete(running),
+      () => inFlight.delete(running),
+    );
+    return running;
+  };
+  const executeJob = async (job: BackgroundJob): Promise<BackgroundOutcome> => {
     const recorder = channel === undefined ? undefined : new RunEventRecorder(channel, job.runId, report);
     const controller = new AbortController();
+    if (stopping !== undefined) controller.abort(stopping);
     // A requiresApproval call waits for an answer from any instance; its request is in the run's log (approval-request).
     // Its timeout is recorded as the call's answer (insert-once): an answer recorded first wins, a later one is a 409.
     const expire = channel === undefined ? undefined : (toolCallId: string) => void recordTimeout(channel, job.runId, toolCallId, report).then((approve) => approvals.answer(toolCallId, approve));
@@ -97,6 +120,8 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     const key: { run?: KeyRun } = {};
     try {
       const outcome = await attempt(job, controller, approvals, recorder, key);
+      // Interrupted by stop(): not the run's outcome. The attempt fails, and the queue retries it elsewhere.
+      if (stopping !== undefined && controller.signal.reason === stopping) throw new Error(stopping.message);
       // The run is over: its key's slot is given back (a failed attempt keeps it for the retry).
       await key.run?.end().catch(report);
       // The log's last event: a follower of GET /v1/runs/:id/events ends its stream on it.
@@ -154,7 +179,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
         : Promise.race([resumed, aborted]));
       if (value === CANCELLED || controller.signal.aborted) return { status: "cancelled", result: null, ...(await base()) };
-      return { status: "completed", result: JSON.parse(safeJson(value ?? null)) as unknown, ...(await base()) };
+      return { status: "completed", result: storedValue(value ?? null), ...(await base()) };
     } catch (error) {
       if (controller.signal.aborted) return { status: "cancelled", result: null, ...(await base()) };
       const err = error instanceof Error ? error : new Error(String(error));
@@ -173,6 +198,11 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   return {
     stop: async () => {
       stopControls?.();
+      stopping ??= new InterruptedError("the worker stopped before the run ended; the queue retries it");
+      for (const run of executing.values()) run.controller.abort(stopping);
+      let waited: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((done) => (waited = setTimeout(done, STOP_GRACE_MS)))]);
+      clearTimeout(waited);
       await queue.stop();
     },
   };

@@ -1,6 +1,7 @@
 import type { Client, Notification, Pool } from "pg";
 import type { RunChannel, RunControl, StoredRunEvent } from "./run-channel";
 import { createRunChannelTables } from "./run-channel-tables";
+import { EVENTS_PER_INSERT, storedJson } from "./stored-json";
 
 /**
  * Options of {@link PostgresRunChannel}.
@@ -244,13 +245,15 @@ export class PostgresRunChannel implements RunChannel {
       }
       const first = state.next;
       state.next += events.length;
-      const values: unknown[] = [runId];
-      const rows = events.map((event, index) => {
-        values.push(first + index, JSON.stringify(event));
-        return `($1, $${index * 2 + 2}, $${index * 2 + 3}::jsonb)`;
-      });
-      // One statement: the rows and the wake-up commit together.
-      await pool.query(`WITH added AS (INSERT INTO ${s}.rein_run_events (run_id, seq, event) VALUES ${rows.join(", ")} RETURNING 1) SELECT pg_notify($${values.length + 1}, $1) FROM added LIMIT 1`, [...values, this.eventsChannel]);
+      // One statement a chunk, the rows and the wake-up committed together (stored-json.ts: chunk size, jsonb text).
+      for (let from = 0; from < events.length; from += EVENTS_PER_INSERT) {
+        const values: unknown[] = [runId];
+        const rows = events.slice(from, from + EVENTS_PER_INSERT).map((event, index) => {
+          values.push(first + from + index, storedJson(event));
+          return `($1, $${index * 2 + 2}, $${index * 2 + 3}::jsonb)`;
+        });
+        await pool.query(`WITH added AS (INSERT INTO ${s}.rein_run_events (run_id, seq, event) VALUES ${rows.join(", ")} RETURNING 1) SELECT pg_notify($${values.length + 1}, $1) FROM added LIMIT 1`, [...values, this.eventsChannel]);
+      }
     };
     const next = state.chain.then(write);
     state.chain = next.catch(() => undefined);

@@ -1,4 +1,4 @@
-import { safeJson } from "../safe-json";
+import { storedValue } from "./stored-json";
 import type { RunChannel, StoredRunEvent } from "./run-channel";
 
 /**
@@ -21,7 +21,7 @@ export class RunEventRecorder {
 
   /** Queues `event` (a JSON copy: the run may change its objects afterwards). */
   record(event: object): void {
-    this.pending.push(JSON.parse(safeJson(event)) as StoredRunEvent["event"]);
+    this.pending.push(storedValue<StoredRunEvent["event"]>(event));
     this.writing ??= this.drain();
   }
 
