@@ -284,13 +284,17 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     const runs = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema, asyncWrites: { poolSize: 2 }, shutdownFlush: false });
     const holder = new Client({ connectionString: postgres!.connectionString });
     await holder.connect();
+    // Polls from outside the holder's transaction: inside it, pg_stat_activity is read once and kept for the
+    // transaction, so a lease call that reached the lock after the first poll was never seen (a loaded machine).
+    const watcher = new Client({ connectionString: postgres!.connectionString });
+    await watcher.connect();
     // Holds the runs table (the registration writes it; the node commit does not) for a while, then lets go.
     const holdRunsTable = async () => {
       await holder.query("BEGIN");
       await holder.query(`LOCK TABLE "${schema}".runs IN EXCLUSIVE MODE`);
     };
     const waitingForLock = async () =>
-      Number((await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0].n);
+      Number((await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0].n);
     const healthWhileHeld = async () => {
       // The lease call reaches the lock (a loaded machine takes a while to get there), polled from this event loop:
       // a lease call blocking the loop would hold these polls until it gave up at lock_timeout (5 s), and none would
@@ -341,6 +345,7 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
       expect(runs.listRuns()).toEqual([expect.objectContaining({ name: "Quick.work", state: "completed", owned: false, leaseEpoch: 1 })]);
     } finally {
       await holder.end();
+      await watcher.end();
       await runs.closeAsync();
       await app.close();
     }
