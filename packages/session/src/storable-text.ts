@@ -9,19 +9,19 @@
  */
 
 /** A NUL, a high surrogate not followed by a low one, or a low one not preceded by a high one. */
-const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
 /** What may be unstorable, found in one cheap scan: most text has neither. */
 const SUSPECT = /[\0\ud800-\udfff]/;
 
 /** True when `text` holds a NUL or a lone surrogate (see the file's comment). @internal */
 export function hasUnstorableText(text: string): boolean {
-  UNSTORABLE.lastIndex = 0;
   return SUSPECT.test(text) && UNSTORABLE.test(text);
 }
 
 /** `text` with each NUL and lone surrogate replaced by U+FFFD. @internal */
 export function storableText(text: string): string {
-  return SUSPECT.test(text) ? text.replace(UNSTORABLE, "\ufffd") : text;
+  return SUSPECT.test(text) ? text.replace(EVERY_UNSTORABLE, "\ufffd") : text;
 }
 
 /**

@@ -2,19 +2,13 @@ import type { Context as HonoContext, Hono } from "hono";
 import { situationalPrefix, type SessionNode, type SessionStoreLike } from "rein";
 import type { ApiKeyScope } from "../auth/api-key";
 import type { Caller } from "../auth/caller";
+import { hasUnstorableText, MAX_SESSION_ID_LENGTH } from "@rein/session";
 import { RequestError, bounded } from "../http-error";
 import { clientSessionId, ownsSession, sessionFor } from "../ownership";
 import { storeReads } from "../store-reads";
 import { inspectorAsset, inspectorPage, type InspectorAsset } from "./inspector-assets";
 import { safeJson as jsonOf } from "../safe-json";
 
-/** The longest session id a store accepts (`MAX_SESSION_ID_LENGTH`), with a key's prefix. */
-const INSPECTED_ID_LENGTH = 256;
-/** A session id the store refused as an id (a `TypeError`) is no session; anything else is a fault to report. */
-const notAnId = (error: unknown): undefined => {
-  if (error instanceof TypeError) return undefined;
-  throw error;
-};
 
 /** What the Inspector's routes need. @internal */
 export interface InspectorRoutesOptions {
@@ -88,9 +82,10 @@ export function mountInspector(app: Hono, options: InspectorRoutesOptions): void
   app.get("/inspector/api/sessions/:id/nodes", async (c) => {
     const caller = await who(c, "read");
     const id = c.req.param("id");
-    // Any id the store lists opens here, not only the ids a client may choose over HTTP (`rein run --session
-    // "nightly run #3"` is one); an id no store could hold (the store's TypeError) is not found.
-    const stored = id.length <= INSPECTED_ID_LENGTH ? await sessionFor(caller, id, (candidate) => reads.hasSession(candidate)).catch(notAnId) : undefined;
+    // Any id a store can hold opens here, not only the ids a client may choose over HTTP (`rein run --session
+    // "nightly run #3"` is one).
+    const storable = id.length <= MAX_SESSION_ID_LENGTH && !hasUnstorableText(id);
+    const stored = storable ? await sessionFor(caller, id, (candidate) => reads.hasSession(candidate)) : undefined;
     if (stored === undefined) throw new RequestError("not_found", `no session '${bounded(id)}'`);
     const after = integerOf(c.req.query("after"), -1, "after");
     const limit = Math.min(integerOf(c.req.query("limit"), PAGE, "limit"), MAX_PAGE);
