@@ -4,8 +4,10 @@
  *   (a top-level node and one node inside it) with `commitWithRetry`,
  *   printing `ack <id> <seq>` for each node once its commit returned.
  * - `cycles <db> <count>`: opens and closes a store on one file `count`
- *   times, printing `fds <n> <all>` after each close: the descriptors open on
- *   the file (and its -wal / -shm), and all this process holds.
+ *   times, printing `fds <n> <all> <threads>` after each close, once the
+ *   store's worker thread has ended (or 10 s passed): the descriptors open on
+ *   the file (and its -wal / -shm), all this process holds, and the threads
+ *   it runs beyond those it ran before the first open.
  * - `fault <scenario> <dir> [uid]`: drops to `uid` when given, then runs a
  *   fault scenario and prints one JSON line `{ name, message, ... }`.
  * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
@@ -18,7 +20,7 @@
  *   epoch ms `startAt`, then makes `commits` commits of `nodes` nodes with
  *   `commitWithRetry`; prints `done <nodes> <start> <end>` (epoch ms).
  */
-import { readdirSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { SessionStore } from "../session-store";
@@ -37,6 +39,21 @@ function descriptorsOn(path: string): number {
     }
   }
   return count;
+}
+
+/**
+ * The threads this process runs now (the main one, V8's, libuv's, and the
+ * workers'), less libsql's tokio runtime: it starts once per process, when
+ * the native module first loads, and stays for the process's life.
+ */
+function threads(): number {
+  return readdirSync("/proc/self/task").filter((task) => {
+    try {
+      return !readFileSync(`/proc/self/task/${task}/comm`, "utf8").startsWith("tokio-runtime");
+    } catch {
+      return false; /* ended meanwhile */
+    }
+  }).length;
 }
 
 function node(id: string, caller: string | null, predecessor: string | null): SessionWriteOperation {
@@ -74,12 +91,19 @@ async function main(): Promise<void> {
   }
   if (mode === "cycles") {
     const [path, count] = args as [string, string];
+    const threadsBefore = threads();
     for (let cycle = 0; cycle < Number(count); cycle++) {
       const store = new SessionStore({ path, shutdownFlush: false });
       if (cycle === 0) store.createSession("s");
       store.commit("s", [node(`n${cycle}`, null, null)]);
       store.close();
-      process.stdout.write(`fds ${descriptorsOn(path)} ${readdirSync("/proc/self/fd").length}\n`);
+      // close() ends the store's worker thread; the thread lets go of its own
+      // descriptors (its event loop's) when it has stopped, which a loaded
+      // machine may schedule later: count once it is gone (or after 10 s).
+      const deadline = Date.now() + 10_000;
+      while (threads() > threadsBefore && Date.now() < deadline) await new Promise((done) => setTimeout(done, 5));
+      await new Promise((done) => setImmediate(done));
+      process.stdout.write(`fds ${descriptorsOn(path)} ${readdirSync("/proc/self/fd").length} ${threads() - threadsBefore}\n`);
     }
     return;
   }
