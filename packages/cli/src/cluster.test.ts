@@ -132,7 +132,9 @@ it("2 servers + 2 workers on one database: 200 runs, a worker SIGKILLed mid-run,
   await until(a, napId, (state) => state === "running");
   const cancelAt = Date.now();
   expect((await json(`${a}/v1/runs/${napId}/cancel`, { method: "POST" })).body).toEqual({ runId: napId, status: "cancelling" });
-  expect(await until(b, napId, (state) => state !== "running")).toMatchObject({ state: "cancelled" });
+  // On a loaded machine the job may expire (10 s here) before the cancel ends it: the queue then retries it, and the
+  // retry reads the recorded cancel before it runs anything, so the run still ends cancelled (never completed).
+  expect(await until(b, napId, (state) => state !== "running" && state !== "interrupted")).toMatchObject({ state: "cancelled" });
   process.stdout.write(`cluster.test: a cancel through server A was seen cancelled from server B after ${Date.now() - cancelAt} ms\n`);
 
   // Every run completes, read from either server.
