@@ -4,7 +4,7 @@
  * anew for each call, a runtime's `recursionLimit` under a plain tool. Each
  * case failed before its fix (found by an attack review, 2026-12-03).
  */
-import { CycleError } from "@rein/guard";
+import { CycleError, ToolLoopError } from "@rein/guard";
 import { InMemorySessionStore } from "@rein/session";
 import { Agent } from "../agent/agent";
 import { ChatAgent } from "../agent/chat-agent";
@@ -107,6 +107,34 @@ describe("loop detection across a paused turn", () => {
     expect(events).toContain("loop-block");
     // Blocked once 20 identical calls have run, as within one run: the tool ran 20 times, not 30.
     expect(Poller.runs).toBe(20);
+  });
+
+  it("the circuit breaker counts blocks across resumes: after maxBlockedCalls blocked calls the resumed turn ends with ToolLoopError, not paused again", async () => {
+    class Poller extends ChatAgent {
+      static methodOptions = { deploy: { tool: true, description: "Deploy the service.", requiresApproval: true } };
+      static runs = 0;
+      deploy(service: string): string {
+        Poller.runs++;
+        return `${service}: pending`;
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "deploy", input: { service: "api" } }] }], { whenExhausted: "repeat-last" });
+    const blocks: string[] = [];
+    const onEvent = (event: { type: string }) => {
+      if (event.type === "loop-block") blocks.push(event.type);
+    };
+    const agent = new Poller({ runtime: new Runtime({ provider: model, maxIterations: 100 }) });
+    let turn = await agent.runTurn({ input: "deploy api" }, { onEvent });
+    let resumes = 0;
+    for (; turn.status === "paused" && resumes < 40; resumes++) {
+      turn = await agent.resumeTurn(JSON.parse(JSON.stringify(turn.continuation)), { approve: true, onEvent });
+    }
+    // 20 runs, then one block per resume (the blocked call's result goes back, the model asks again, the turn pauses on it):
+    // the third block ends the run, as within one run (maxBlockedCalls 3).
+    expect(Poller.runs).toBe(20);
+    expect(blocks).toHaveLength(3);
+    expect(turn.status).not.toBe("paused");
+    expect(turn.error).toBeInstanceOf(ToolLoopError);
   });
 });
 

@@ -133,17 +133,26 @@ export class LoopGuard {
     if (seen.shouldAbort && seen.error !== undefined) throw this.execution.abort(seen.error);
   }
 
+  /**
+   * What a paused turn keeps of this loop's guard (plain JSON): the
+   * detection window, and the calls blocked so far, so that neither the
+   * detectors nor the circuit breaker start again when the turn resumes.
+   */
+  carried(): LoopCarry {
+    return {
+      loopHistory: this.detector === undefined ? [] : [...this.detector.historyFor(this.runId)],
+      blockedCalls: this.execution.blockedCalls - this.blockedBefore,
+    };
+  }
+
+  /** Goes on from a paused turn's guard (see {@link carried}); a continuation from before `blockedCalls` was kept counts none. */
+  restore(carry: Partial<LoopCarry> | undefined): void {
+    if (carry?.loopHistory !== undefined) this.detector?.restoreHistory(this.runId, carry.loopHistory);
+    const blocked = carry?.blockedCalls;
+    if (typeof blocked === "number" && Number.isInteger(blocked) && blocked > 0) this.execution.blockedCalls += blocked;
+  }
+
   /** Opens the post-compaction window (after a compaction retry). */
-  /** This loop's detection window, as JSON records (kept with a paused turn). */
-  history(): ToolCallRecord[] {
-    return this.detector === undefined ? [] : [...this.detector.historyFor(this.runId)];
-  }
-
-  /** Goes on from a paused turn's window (see {@link history}). */
-  restore(records: readonly ToolCallRecord[] | undefined): void {
-    if (records !== undefined) this.detector?.restoreHistory(this.runId, records);
-  }
-
   armAfterCompaction(): void {
     this.compaction.arm();
   }
@@ -171,6 +180,14 @@ export class LoopGuard {
     this.notices.push({ type: "text", text: verdict.message });
     addSpanEvent(span, SPAN_EVENT.loopWarning, () => loopAttributes(verdict));
   }
+}
+
+/** What a paused turn keeps of its loop's guard (see {@link LoopGuard.carried}). */
+export interface LoopCarry {
+  /** The detection window when the turn paused. */
+  readonly loopHistory: readonly ToolCallRecord[];
+  /** Calls the loop had blocked: the circuit breaker (`maxBlockedCalls`) goes on counting from here. */
+  readonly blockedCalls: number;
 }
 
 /** Loop-detection settings resolved for one agent's loop. */

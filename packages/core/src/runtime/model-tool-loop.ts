@@ -155,7 +155,7 @@ async function loop(
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...contextBlocks, ...carriedOther, ...content];
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
-  loopGuard.restore(resume?.loopHistory);
+  loopGuard.restore(resume);
   const gate: RequestSite = { provider, execution, steps, events, scope: owner, ledger: owner.ledger!, tracing, recorder };
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
@@ -196,7 +196,7 @@ async function loop(
         continue;
       }
       if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), loopHistory: loopGuard.history() });
+        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), ...loopGuard.carried() });
       }
       results.push(await executeToolCall(call, site));
     }
@@ -269,13 +269,13 @@ async function loop(
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.
       if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), loopHistory: loopGuard.history() }, usage, iteration);
+        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), ...loopGuard.carried() }, usage, iteration);
       }
       results.push(await executeToolCall(call, site));
     }
     // A turn asked to pause stops here, at a safe point: every call of this step has run, the next request is not made.
     if (request.turn?.pauseRequested?.() === true) {
-      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], loopHistory: loopGuard.history() }, usage, iteration);
+      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], ...loopGuard.carried() }, usage, iteration);
     }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({

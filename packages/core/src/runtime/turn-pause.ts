@@ -17,6 +17,8 @@ export interface PausedRun {
   readonly pending: readonly ToolUseBlock[];
   /** The run's loop-detection window when it paused: a resume goes on with it (an approval cycle does not reset detection). */
   readonly loopHistory?: readonly ToolCallRecord[];
+  /** Calls the run's loop guard had blocked when it paused: the circuit breaker goes on counting across resumes. */
+  readonly blockedCalls?: number;
 }
 
 /**
