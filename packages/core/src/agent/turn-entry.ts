@@ -1,6 +1,6 @@
 import * as guard from "@rein/guard";
 import { Context } from "../context/context";
-import { currentScope, deriveScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { currentScope, deriveScope, toolOnChain, type ScopedFunctionInfo } from "../scope/call-scope";
 import { enterAgent } from "../scope/agent-entry";
 import type { ScopeOwner } from "../scope/enter-scope";
 import { endSpanWith, failSpan } from "../telemetry/tracing";
@@ -31,6 +31,7 @@ export function enterTurn<R>(agent: ScopeOwner & object, context: Context, run: 
   const scope = deriveScope(parent);
   scope.context = parent?.context ?? new Context();
   scope.agent = entered.agent;
+  scope.tool = toolOnChain(parent, entered.agent, undefined);
   scope.agentDepth = entered.agentDepth;
   scope.reach = entered.reach;
   scope.trace = entered.trace;

@@ -7,7 +7,7 @@ import { describeError } from "../errors/describe-error";
 import { LeaseLostError, awaitedLeases, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
-import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
+import { currentScope, deriveScope, newNodeId, toolOnChain, toRecordable, type CallScope, type ScopedFunctionInfo } from "../scope/call-scope";
 import { answerRefusal, enterAgent } from "../scope/agent-entry";
 import { checkSameWriter, enterFunctionScope, topLevelPredecessor, type ScopeOwner } from "../scope/enter-scope";
 import { isRunLeaseStore, type RunLeaseStore, type RunState } from "@rein/session";
@@ -207,6 +207,7 @@ function runBody(
   scope.context = context;
   scope.events = events;
   scope.fn = method.info;
+  scope.tool = toolOnChain(parent, entered.agent, method.info);
   scope.writer = run.writer;
   scope.cursor = sequence.cursor as SessionCursor;
   const listening = events?.listening === true ? events : undefined;

@@ -84,6 +84,51 @@ describe("plain tools are functions to the guard layer too", () => {
   });
 });
 
+describe("the situational guidance names the tool the model sees", () => {
+  it("a tool method that asks through a scoped helper: the guidance names the tool (its job, its depth), not the helper", async () => {
+    class Researcher extends ChatAgent {
+      static methodOptions = { research: { tool: true, description: "Research a topic and report the findings." } };
+      async research(topic: string): Promise<string> {
+        return this.askOnce(`Find sources about ${topic}.`);
+      }
+      async askOnce(prompt: string): Promise<string> {
+        return this.ask(prompt);
+      }
+    }
+    const model = new ScriptedProvider([{ text: "three sources" }]);
+    const agent = new Researcher({ runtime: new Runtime({ provider: model }) });
+    expect(await agent.research("tides")).toBe("three sources");
+    const prefix = texts(model.requests[0]!).find((text) => text.startsWith("You are running INSIDE"));
+    expect(prefix).toContain("INSIDE the function `Researcher.research`");
+    expect(prefix).toContain("as the tool `research`");
+    expect(prefix).toContain("Your job: Research a topic and report the findings.");
+    expect(prefix).toMatch(/nesting depth 1 of at most 5 for Researcher\.research$/m);
+    expect(prefix).not.toContain("INSIDE the function `Researcher.askOnce`");
+  });
+
+  it("a helper of another agent, called from a tool, is not guided with the caller's tool: the other agent's model never sees it", async () => {
+    class Summarizer extends ChatAgent {
+      async summarize(text: string): Promise<string> {
+        return this.ask(`Summarize: ${text}`);
+      }
+    }
+    const model = new ScriptedProvider([{ text: "short" }]);
+    const runtime = new Runtime({ provider: model });
+    const summarizer = new Summarizer({ runtime });
+    class Writer extends ChatAgent {
+      static methodOptions = { write: { tool: true, description: "Write the report." } };
+      async write(text: string): Promise<string> {
+        return summarizer.summarize(text);
+      }
+    }
+    await new Writer({ runtime }).write("a long text");
+    const prefix = texts(model.requests[0]!).find((text) => text.startsWith("You are running INSIDE"));
+    expect(prefix).toContain("INSIDE the function `Summarizer.summarize`");
+    expect(prefix).not.toContain("as the tool");
+    expect(prefix).toMatch(/nesting depth 1 of at most 5 for Summarizer\.summarize$/m);
+  });
+});
+
 describe("loop detection across a paused turn", () => {
   it("a turn paused on an approval and resumed goes on with its loop history: the same call approved again and again is warned and then blocked, as within one run", async () => {
     class Poller extends ChatAgent {

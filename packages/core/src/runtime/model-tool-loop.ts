@@ -147,8 +147,10 @@ async function loop(
   const carriedResults = carried.filter((block) => block.type === "tool_result");
   const carriedOther = carried.filter((block) => block.type !== "tool_result");
   const content: ContentBlock[] = typeof request.content === "string" ? [textBlock(request.content)] : [...request.content];
+  // Guided as the tool the model sees: a tool method's scoped helper that asks is still inside that tool.
+  const guided = owner.tool ?? fn;
   const leading: ContentBlock[] =
-    fn === undefined ? [] : [textBlock(situationalPrefix(fn.name, fn.doc, { ...situation(settings.recursionLimit), toolName: fn.toolName }))];
+    guided === undefined ? [] : [textBlock(situationalPrefix(guided.name, guided.doc, { ...situation(settings.recursionLimit, guided.name), toolName: guided.toolName }))];
   // Context providers are user code that may hang: raced like any other pending work of the run.
   if (aborted(signal)) throw abortReason(signal!);
   const contextBlocks = await raceSignal(context.render(), signal);
@@ -297,13 +299,16 @@ function paused(state: PausedRun, usage: Usage = { inputTokens: 0, outputTokens:
   return { text: "", content: state.assistant, stopReason: "tool_use", usage, requests, paused: state };
 }
 
-function situation(recursionLimit: number): { callPath: string[]; position?: string } {
+/** The call path, and the depth of the guided function: its innermost frame on the chain (else the innermost frame). */
+function situation(recursionLimit: number, guided: string): { callPath: string[]; position?: string } {
   const chain = currentChain();
-  const innermost = chain[chain.length - 1];
-  if (innermost === undefined) return { callPath: [] };
+  let at = chain.length - 1;
+  while (at > 0 && chain[at]!.name !== guided) at--;
+  const frame = chain[at]?.name === guided ? chain[at] : chain[chain.length - 1];
+  if (frame === undefined) return { callPath: [] };
   return {
-    callPath: chain.map((frame) => frame.name),
-    position: `nesting depth ${depthOf(innermost.key)} of at most ${recursionLimit} for ${innermost.name}`,
+    callPath: chain.map((entry) => entry.name),
+    position: `nesting depth ${depthOf(frame.key)} of at most ${recursionLimit} for ${frame.name}`,
   };
 }
 

@@ -77,6 +77,8 @@ export interface CallScope {
   readonly ledger: RunLedger | undefined;
   /** The guard limits of the innermost agent or loop: a call with no agent of its own (a `tool()`) keeps them. */
   readonly limits: ChainLimits | undefined;
+  /** The nearest function on the chain that {@link agent}'s model sees as a tool (see {@link toolOnChain}). */
+  readonly tool: ScopedFunctionInfo | undefined;
 }
 
 /**
@@ -105,6 +107,7 @@ const EMPTY_SCOPE: ScopeDraft = {
   trace: undefined,
   ledger: undefined,
   limits: undefined,
+  tool: undefined,
 };
 
 /**
@@ -140,7 +143,20 @@ export function deriveScope(parent: CallScope | undefined): ScopeDraft {
     trace: base.trace,
     ledger: base.ledger,
     limits: base.limits,
+    tool: base.tool,
   };
+}
+
+/**
+ * The nearest function on the chain that `agent`'s model sees as a tool:
+ * `info` when it is one, else the caller's while the call stays in the same
+ * agent (a tool method's scoped helper that asks is guided with the tool's
+ * name, job and depth), else none.
+ * @internal
+ */
+export function toolOnChain(parent: CallScope | undefined, agent: object | undefined, info: ScopedFunctionInfo | undefined): ScopedFunctionInfo | undefined {
+  if (info?.toolName !== undefined) return info;
+  return parent !== undefined && parent.agent === agent ? parent.tool : undefined;
 }
 
 const frameData = currentFrameData;

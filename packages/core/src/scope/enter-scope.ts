@@ -7,7 +7,7 @@ import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "@rein/session";
 import type { SessionNodeStatus } from "@rein/session";
-import { currentScope, deriveScope, newNodeId, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
+import { currentScope, deriveScope, newNodeId, toolOnChain, toRecordable, type CallScope, type ScopedFunctionInfo } from "./call-scope";
 import { SessionCursor } from "./session-cursor";
 import { preInvocationHooks, type InvocationInfo } from "./hooks";
 import type { Span } from "@opentelemetry/api";
@@ -69,6 +69,7 @@ export function enterFunctionScope<A extends unknown[], R>(
     scope.context = context;
     scope.events = events;
     scope.fn = info;
+    scope.tool = toolOnChain(parent, entered.agent, info);
     scope.writer = writer;
     scope.cursor = call?.cursor;
     scope.suppressed = suppressed;
