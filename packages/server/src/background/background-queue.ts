@@ -93,6 +93,13 @@ export interface BackgroundQueue {
    * by the queue.
    */
   work(concurrency: number, handler: (job: BackgroundJob) => Promise<BackgroundOutcome>): Promise<void>;
+  /**
+   * Stops taking jobs in this process: the handler is called for no new
+   * job, the runs it was handed go on until they settle. A worker's stop
+   * calls it first, so that a run it interrupts is not taken up again
+   * here (and failed at once, spending a retry) before the queue stops.
+   */
+  stopTaking?(): Promise<void>;
   /** Stops working and closes the queue's connections. */
   stop(): Promise<void>;
   /**

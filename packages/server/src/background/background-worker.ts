@@ -199,6 +199,8 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     stop: async () => {
       stopControls?.();
       stopping ??= new InterruptedError("the worker stopped before the run ended; the queue retries it");
+      // No new job first: a run interrupted below would otherwise be taken up again here and failed at once.
+      await queue.stopTaking?.().catch(report);
       for (const run of executing.values()) run.controller.abort(stopping);
       let waited: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([Promise.allSettled([...inFlight]), new Promise((done) => (waited = setTimeout(done, STOP_GRACE_MS)))]);

@@ -199,6 +199,14 @@ export class PgBossQueue implements BackgroundQueue {
     });
   }
 
+  /** {@inheritDoc BackgroundQueue.stopTaking} */
+  async stopTaking(): Promise<void> {
+    this.stopWaking?.();
+    const boss = await this.boss?.catch(() => undefined);
+    // Each pg-boss worker ends its polling loop once its current job (if any) settles.
+    await boss?.offWork(this.queueName);
+  }
+
   /** {@inheritDoc BackgroundQueue.stop} */
   async stop(): Promise<void> {
     if (this.stopped) return;
