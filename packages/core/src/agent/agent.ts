@@ -18,6 +18,7 @@ import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { enterTurn } from "./turn-entry";
+import { TurnControls } from "./turn-controls";
 import { consumeContinuation, newContinuationId } from "./consume-continuation";
 import { classDefault, prepareAgentClass, type ClassInfo } from "./class-setup";
 import { methodTools, resolveToolEntries } from "./agent-tools";
@@ -243,7 +244,7 @@ export class Agent<Output = string> implements ScopeOwner {
    * ```
    */
   pause(): void {
-    this.#pauseRequested = true;
+    this.#controls.requestPause();
     pauseRunsOf(this);
   }
 
@@ -268,7 +269,7 @@ export class Agent<Output = string> implements ScopeOwner {
     return this.#setting<ExecutionOptions>("execution")?.codeChangePolicy;
   }
 
-  #pauseRequested = false;
+  readonly #controls = new TurnControls();
 
   /** One turn's run on `context`: a fresh one, or a paused one carried on. */
   async #turn(input: string | readonly ContentBlock[], context: Context, options: TurnOptions, resume: RunResumption | undefined): Promise<TurnResult> {
@@ -277,12 +278,9 @@ export class Agent<Output = string> implements ScopeOwner {
       ...this.#execRequest(input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
       turn: {
         ...(resume === undefined ? {} : { resume }),
-        pauseRequested: () => {
-          const requested = this.#pauseRequested;
-          this.#pauseRequested = false;
-          return requested;
-        },
+        pauseRequested: () => this.#controls.takePause(),
       },
+      steering: () => this.#controls.takeSteering(),
       onFinish: (result) => (finished = result),
       ...(options.onEvent === undefined ? {} : { listener: { deliver: options.onEvent, gate: () => undefined } }),
     };
@@ -290,7 +288,7 @@ export class Agent<Output = string> implements ScopeOwner {
     let result;
     try {
       // A turn enters the agent as its methods do: depth, reach (a refusal fails the turn before any request), span.
-      result = await enterTurn(this, context, () => this.runtime.exec(exec));
+      result = await this.#controls.running(() => enterTurn(this, context, () => this.runtime.exec(exec)));
     } catch (error) {
       return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
     }
@@ -323,21 +321,13 @@ export class Agent<Output = string> implements ScopeOwner {
    */
   steer(text: string): void {
     if (typeof text !== "string" || text.trim() === "") throw new TypeError("steer(text): text must be a non-empty string");
-    this.#steering.push(text);
+    this.#controls.steer(text);
   }
-
-  /** Steered input not yet delivered. */
-  readonly #steering: string[] = [];
 
   /** The format of the answer: the call's, else the agent's (constructor option, then class default). */
   #responseFormat(overrides: AskOptions): { responseFormat?: ParametersSchema } {
     const format = overrides.responseFormat ?? this.#setting<ParametersSchema>("responseFormat");
     return format === undefined ? {} : { responseFormat: format };
-  }
-
-  /** Takes the steered input for the next request. */
-  #takeSteering(): readonly string[] {
-    return this.#steering.length === 0 ? NOTHING_STEERED : this.#steering.splice(0);
   }
 
   /** The loop `ask` and `stream` run, with this agent's settings under `overrides`. */
@@ -354,7 +344,6 @@ export class Agent<Output = string> implements ScopeOwner {
       context: overrides.context ?? this.contextFor(Context.current()),
       loopDetection: this.#setting<LoopDetectionOptions>("loopDetection"),
       agent: this.constructor.name,
-      steering: () => this.#takeSteering(),
       ...this.#responseFormat(overrides),
     };
   }
@@ -395,5 +384,3 @@ export class Agent<Output = string> implements ScopeOwner {
     return (value !== undefined ? value : classDefault<T>(this, name)) as T | undefined;
   }
 }
-
-const NOTHING_STEERED: readonly string[] = Object.freeze([]);

@@ -11,6 +11,14 @@ export interface HistoryPosition {
   readonly callId: string | null;
   /** The last node written in that call (null: nothing yet). */
   readonly tail: string | null;
+  /**
+   * The llm node of a paused request being resumed: its input is rendered,
+   * its answer and the results of its calls are not (the resume sends them
+   * itself, once).
+   */
+  readonly resumes?: string;
+  /** The first llm node of a turn being resumed: from it on, nodes are rendered whatever the Context's history filter. */
+  readonly turnStart?: string;
 }
 
 /**
@@ -21,16 +29,27 @@ export interface HistoryPosition {
  */
 export function historyMessages(writer: SessionNodeWriter, context: Context, position: HistoryPosition): Message[] {
   const contextFilter = context.historyFilter;
-  if (contextFilter === false) return [];
+  const { turnStart } = position;
+  if (contextFilter === false && turnStart === undefined) return [];
   const headId = position.tail ?? position.callId;
   if (headId === null) return [];
   const filter: HistoryFilter =
     typeof contextFilter === "function" ? (node: SessionNode) => contextFilter(node, context) : contextFilter;
-  const nodes = selectHistory(writer.historyGraph(headId, position.callId), { headId, currentCallId: position.callId, filter });
-  return normalise(render(nodes));
+  const graph = writer.historyGraph(headId, position.callId);
+  const select = (by: HistoryFilter) => selectHistory(graph, { headId, currentCallId: position.callId, filter: by });
+  let nodes = select(filter);
+  if (turnStart !== undefined && filter !== "dag") {
+    // A resumed turn: the filter chooses what came before it; the turn's own requests are all kept.
+    const all = select("dag");
+    const at = all.findIndex((node) => node.id === turnStart);
+    const own = at < 0 ? [] : all.slice(at);
+    const ownIds = new Set(own.map((node) => node.id));
+    nodes = [...nodes.filter((node) => !ownIds.has(node.id)), ...own];
+  }
+  return normalise(render(nodes, position.resumes));
 }
 
-function render(nodes: readonly SessionNode[]): Message[] {
+function render(nodes: readonly SessionNode[], resumes: string | undefined): Message[] {
   const messages: Message[] = [];
   // What ran inside a tool call is summed up by its tool result: nothing under it is rendered.
   const insideToolCalls = new Set<string>();
@@ -47,6 +66,7 @@ function render(nodes: readonly SessionNode[]): Message[] {
       const input = contentOf(node.input);
       const output = contentOf(node.output);
       if (input.length > 0) messages.push({ role: "user", content: input });
+      if (node.id === resumes) continue;
       if (output.length > 0) messages.push({ role: "assistant", content: output });
       const recovered = recoveredResults(output, answered, toolCalls);
       if (recovered.length > 0) messages.push({ role: "user", content: recovered });

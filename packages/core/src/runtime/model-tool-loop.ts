@@ -139,9 +139,12 @@ async function loop(
   const recorder = (): SessionCursor | undefined => (region?.closed === true ? undefined : cursor);
 
   const resume = request.turn?.resume;
-  const history = cursor === undefined ? [] : historyMessages(cursor.writer, context, { callId: cursor.callId, tail: cursor.tail });
-  // A resumed run re-sends the paused assistant turn itself: what history rendered of it (its text) goes.
-  if (resume !== undefined && history[history.length - 1]?.role === "assistant") history.pop();
+  // A resumed run re-sends the paused assistant turn and its results itself: history renders only the request's input.
+  const resumes = resume?.requestedBy ?? undefined;
+  // The turn's own requests are rendered whatever the history filter says (as the loop keeps them in memory until it pauses).
+  let turnStart = resume?.turnStart ?? undefined;
+  const history = cursor === undefined ? [] : historyMessages(cursor.writer, context, { callId: cursor.callId, tail: cursor.tail, resumes, turnStart });
+  if (resume !== undefined && resumes === undefined && history[history.length - 1]?.role === "assistant") history.pop();
   // A trailing user turn of the history joins the new one; its tool results must still lead it.
   const carried = history[history.length - 1]?.role === "user" ? (history.pop() as Message).content : [];
   const carriedResults = carried.filter((block) => block.type === "tool_result");
@@ -198,7 +201,7 @@ async function loop(
         continue;
       }
       if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), ...loopGuard.carried() });
+        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), ...loopGuard.carried(), turnStart });
       }
       results.push(await executeToolCall(call, site));
     }
@@ -244,6 +247,7 @@ async function loop(
       throw error;
     }
     const { response, llmId } = answered;
+    turnStart ??= llmId;
     usage = addUsage(usage, response.usage);
     messages.push({ role: "assistant", content: response.content });
 
@@ -271,13 +275,13 @@ async function loop(
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.
       if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), ...loopGuard.carried() }, usage, iteration);
+        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), ...loopGuard.carried(), turnStart }, usage, iteration);
       }
       results.push(await executeToolCall(call, site));
     }
     // A turn asked to pause stops here, at a safe point: every call of this step has run, the next request is not made.
     if (request.turn?.pauseRequested?.() === true) {
-      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], ...loopGuard.carried() }, usage, iteration);
+      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], ...loopGuard.carried(), turnStart }, usage, iteration);
     }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({

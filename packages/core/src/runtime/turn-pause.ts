@@ -19,6 +19,8 @@ export interface PausedRun {
   readonly loopHistory?: readonly ToolCallRecord[];
   /** Calls the run's loop guard had blocked when it paused: the circuit breaker goes on counting across resumes. */
   readonly blockedCalls?: number;
+  /** The turn's first llm node: from it on, the turn's requests are rendered on resume whatever the history filter. */
+  readonly turnStart?: string;
 }
 
 /**
