@@ -149,7 +149,8 @@ export class Agent<Output = string> implements ScopeOwner {
   async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<unknown> {
     checkAskArguments(prompt, overrides);
     const request = this.#execRequest(prompt, overrides);
-    const result = await (overrides.runtime ?? this.runtime).exec(request);
+    // Asked from outside, the loop is an entry of this agent: its own reach policy holds (as for its methods and turns).
+    const result = await enterTurn(this, request.context!, () => (overrides.runtime ?? this.runtime).exec(request), "ask");
     return request.responseFormat === undefined ? result.text : result.output;
   }
 
@@ -169,7 +170,7 @@ export class Agent<Output = string> implements ScopeOwner {
     checkAskArguments(prompt, overrides);
     const runtime = overrides.runtime ?? this.runtime;
     const request = this.#execRequest(prompt, overrides);
-    return new RunStream((listener) => runtime.exec({ ...request, listener }));
+    return new RunStream((listener) => enterTurn(this, request.context!, () => runtime.exec({ ...request, listener }), "stream"));
   }
 
   /**
@@ -363,7 +364,7 @@ export class Agent<Output = string> implements ScopeOwner {
       maxIterations: 1,
     });
     const { responseFormat: _format, ...plain } = request;
-    return chosenId((await (overrides.runtime ?? this.runtime).exec(plain)).text, choices);
+    return chosenId((await enterTurn(this, plain.context!, () => (overrides.runtime ?? this.runtime).exec(plain), "choose")).text, choices);
   }
 
   /** The agent's `tool: true` methods as tools bound to this instance. */

@@ -4,19 +4,28 @@ import { currentScope, deriveScope, toolOnChain, type ScopedFunctionInfo } from 
 import { enterAgent } from "../scope/agent-entry";
 import type { ScopeOwner } from "../scope/enter-scope";
 import { endSpanWith, failSpan } from "../telemetry/tracing";
+import { usageAttributes } from "../telemetry/loop-spans";
+import type { ExecResult } from "../runtime/exec-result";
 
-const TURN_INFO = new WeakMap<object, ScopedFunctionInfo>();
+const ENTRY_INFO = new WeakMap<object, Record<string, ScopedFunctionInfo>>();
+
+/** How an agent is entered other than by its methods: a turn, or a loop asked of it (`ask`, `stream`, `choose`). */
+export type AgentCallKind = "turn" | "ask" | "stream" | "choose";
 
 /**
- * Runs one turn of `agent` (`runTurn`, `resumeTurn`, `chat`) as an Agent
+ * Runs one turn of `agent` (`runTurn`, `resumeTurn`, `chat`), or one loop
+ * asked of it from outside it (`ask`, `stream`, `choose`), as an Agent
  * entry, through the same {@link enterAgent} as its methods: one level of
- * logic depth, the reach check, `reach-status`, the `invoke_agent` span. A
- * turn refused by reach rejects with the refusal before any request.
+ * logic depth, the agent's reach policy (a run of its own, or one within
+ * the caller's that only narrows it), `reach-status`, the `invoke_agent`
+ * span. Refused by reach, it rejects with the refusal before any request.
+ * Asked from inside the agent's own call, it is no entry.
  * @internal
  */
-export function enterTurn<R>(agent: ScopeOwner & object, context: Context, run: () => Promise<R>): Promise<R> {
+export function enterTurn(agent: ScopeOwner & object, context: Context, run: () => Promise<ExecResult>, kind: AgentCallKind = "turn"): Promise<ExecResult> {
   const parent = currentScope();
-  const info = turnInfo(agent);
+  if (kind !== "turn" && parent?.agent === agent) return run();
+  const info = entryInfo(agent, kind);
   const events = agent.eventsFor === undefined ? parent?.events : agent.eventsFor(parent?.events);
   const entered = enterAgent(parent, agent, info, events, context.sessionId, undefined);
   const { span } = entered;
@@ -35,15 +44,17 @@ export function enterTurn<R>(agent: ScopeOwner & object, context: Context, run: 
   scope.agentDepth = entered.agentDepth;
   scope.reach = entered.reach;
   scope.trace = entered.trace;
-  const turn = (): Promise<R> => guard.withFrameData(scope, run);
-  return span === undefined ? turn() : endSpanWith(span, turn);
+  const turn = (): Promise<ExecResult> => guard.withFrameData(scope, run);
+  if (span === undefined) return turn();
+  // The entry's span carries what its run used, as a loop's own agent span does.
+  return endSpanWith(span, () => turn().then((result) => {
+    if (span.isRecording()) span.setAttributes(usageAttributes(result.run.usage));
+    return result;
+  }));
 }
 
-function turnInfo(agent: object): ScopedFunctionInfo {
-  let info = TURN_INFO.get(agent.constructor);
-  if (info === undefined) {
-    info = { name: `${agent.constructor.name}.turn`, doc: "", expose: "full", isAsync: true };
-    TURN_INFO.set(agent.constructor, info);
-  }
-  return info;
+function entryInfo(agent: object, kind: AgentCallKind): ScopedFunctionInfo {
+  let infos = ENTRY_INFO.get(agent.constructor);
+  if (infos === undefined) ENTRY_INFO.set(agent.constructor, (infos = {}));
+  return (infos[kind] ??= { name: `${agent.constructor.name}.${kind}`, doc: "", expose: "full", isAsync: true });
 }
