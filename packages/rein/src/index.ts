@@ -342,6 +342,7 @@ export {
   decodePolicyHeader,
   inspectPolicyHeader,
   DEFAULT_POLICY_HEADER_TTL_MS,
+  POLICY_HEADER_CLOCK_SKEW_MS,
   passOnBudget,
   narrowBudget,
   clampBudget,

@@ -1,6 +1,7 @@
 import type { RunEvent, ToolApprover } from "rein";
 import type { Caller } from "./auth/caller";
 import { flightFor, flightKey } from "./ownership";
+import { whenAborted } from "./when-aborted";
 
 /**
  * The event a served run emits (on its SSE stream and the runs feed) when
@@ -123,7 +124,7 @@ export class RunApprovals implements ApprovalHolder {
   ) {
     this.#answered = answered;
     // A cancelled run denies what it waits for: nothing it asked may run later.
-    signal.addEventListener("abort", () => this.close(), { once: true });
+    whenAborted(signal, () => this.close());
   }
 
   /** Notes the run's tool calls (the approver is asked by tool name only; the call it is for was just announced). */
@@ -216,8 +217,15 @@ export class Approvals {
     const key = flightKey(owner, runId);
     const holder = make(this.#answeredOf(key));
     this.#runs.set(key, holder);
-    return { holder, release: () => this.#release(key, holder, () => undefined) };
+    this.#parked.add(holder);
+    return { holder, release: () => this.#release(key, holder, () => this.#parked.delete(holder)) };
   }
+  /** Whether run `runId` of `owner` is a paused turn waiting here for an answer: its id names it until then. */
+  isParked(owner: string, runId: string): boolean {
+    const holder = this.#runs.get(flightKey(owner, runId));
+    return holder !== undefined && this.#parked.has(holder);
+  }
+  readonly #parked = new WeakSet<ApprovalHolder>();
   /** What waits under a run `caller` may see (in flight, or paused). */
   of(caller: Caller, runId: string): ApprovalHolder | undefined {
     return flightFor(this.#runs, caller, runId);

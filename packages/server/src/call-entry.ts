@@ -1,5 +1,6 @@
 import { Context, SessionNodeWriter, withReachBudget, withRunListener, type ReachBudget, type ReachPolicy, type RunEventListener, type SessionStoreLike, type SpendReserver, type ToolApprover, type TurnContinuation } from "rein";
 import { instantiate, type Entry } from "./entries";
+import { whenAborted } from "./when-aborted";
 
 /** @internal What {@link callEntry} needs to call one entry once. */
 export interface CallEntryOptions {
@@ -62,9 +63,9 @@ export async function callEntry(options: CallEntryOptions): Promise<unknown> {
   const writer = await SessionNodeWriter.open(options.store, options.storedSessionId);
   await writer.readAhead();
   const context = Context.forSession(writer, options.storedSessionId);
-  const aborted = new Promise<typeof CANCELLED>((resolve) => {
-    signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
-  });
+  // A cancel or hang-up that came while the run was starting (its key's slot, the store's reads) is not lost.
+  if (signal.aborted) return CANCELLED;
+  const aborted = new Promise<typeof CANCELLED>((resolve) => whenAborted(signal, () => resolve(CANCELLED)));
   let value: unknown;
   try {
     value = await Promise.race([Promise.resolve().then(context.bind(call)), aborted]);

@@ -162,9 +162,9 @@ export function createServer(options: CreateServerOptions): Hono {
 
   /** Starts a run of `caller` under its key's spend caps (a 429 over one); a key store that fails is a 503. */
   const capped = (caller: Caller) => startKeyRun(options.auth?.keys, caller, report);
-  const badRunId = () => new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight (or leave it out)");
+  const badRunId = () => new RequestError("invalid_run_id", "X-Run-Id must be 8-128 characters of A-Z a-z 0-9 . _ : - and not name a run in flight or one paused waiting for an approval (or leave it out)");
   /** Puts a run in flight (flight.ts): its id claimed at once, then its key's run slot taken. */
-  const fly = (caller: Caller, runId: string, conflict: () => RequestError = runInFlight(runId)) => startFlight(state.runs, caller, runId, capped, report, conflict);
+  const fly = (caller: Caller, runId: string, conflict: () => RequestError = runInFlight(runId)) => startFlight(state, caller, runId, capped, report, conflict);
 
   app.onError((error, c) => {
     if (error instanceof RequestError) {
@@ -189,7 +189,7 @@ export function createServer(options: CreateServerOptions): Hono {
     const { budget, callerRunId } = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
     if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
     const proposed = c.req.header("x-run-id");
-    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)))) throw badRunId();
+    if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)) || feed.approvals.isParked(caller.owner, proposed))) throw badRunId();
     return { budget, traceparent: c.req.header("traceparent"), runId: proposed ?? randomBytes(16).toString("hex"), caller: callerRunId === undefined ? {} : { callerRunId } };
   };
 

@@ -128,3 +128,48 @@ describe("a run in flight: one id, one slot (flight.ts)", () => {
     }
   });
 });
+
+describe("while the server closes, nothing starts (flight.ts)", () => {
+  it("does not resume the paused turn (its approved tool must not run during shutdown): 503 shutting_down, as for any run", async () => {
+    deployments.length = 0;
+    const app = createServer({ entries: { ...inspectorEntries, hold: [Holder, "hold"] }, store: new InMemorySessionStore(), mintRootBudget: true });
+    const server = await serve({ app, warn: () => undefined, resumeInterrupted: false, graceMs: 1_000 });
+    const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+      app.request(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    const paused = (await (await post("/v1/agent/run", { entry: "pause", task: "Deploy api." }, { "x-run-id": "paused-close-1" })).json()) as { result: { continuation: TurnContinuation } };
+    const { toolCallId } = paused.result.continuation.awaiting!;
+    // A run in flight keeps close() in its grace period.
+    const holding = post("/v1/agent/run", { entry: "hold" }, { "x-run-id": "holding-close-1" });
+    while (((await (await app.request("/healthz")).json()) as { runs: number }).runs !== 1) await new Promise((r) => setTimeout(r, 5));
+    const closing = server.close();
+    expect(((await (await app.request("/healthz")).json()) as { status: string }).status).toBe("closing");
+    const newRun = await post("/v1/agent/run", { entry: "quick", task: "x" });
+    const answer = await post(`/v1/runs/paused-close-1/approvals/${encodeURIComponent(toolCallId)}`, { approve: true });
+    const answerBody = await answer.text();
+    await closing;
+    await holding;
+    console.log({ newRun: newRun.status, answer: answer.status, answerBody, deployments });
+    expect(newRun.status).toBe(503);
+    expect(answer.status).toBe(503);
+    expect(deployments).toEqual([]);
+  }, 10_000);
+});
+
+describe("a paused turn's X-Run-Id names it until it is answered", () => {
+  it("a new run naming the id of a turn paused on an approval is refused (400 invalid_run_id); the paused call stays answerable and its answer resumes the turn", async () => {
+    deployments.length = 0;
+    const app = createServer({ entries: inspectorEntries, store: new InMemorySessionStore(), mintRootBudget: true });
+    const paused = (await (await run(app, "paused-reuse-1", "pause")).json()) as { result: { status: string; continuation: TurnContinuation } };
+    expect(paused.result.status).toBe("paused");
+    const { toolCallId } = paused.result.continuation.awaiting!;
+    const second = await run(app, "paused-reuse-1", "quick");
+    expect(second.status).toBe(400);
+    expect(((await second.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: "invalid_run_id", message: expect.stringContaining("paused waiting for an approval") });
+    expect((await app.request("/v1/runs/paused-reuse-1/approvals")).status).toBe(200);
+    const answer = await app.request(`/v1/runs/paused-reuse-1/approvals/${encodeURIComponent(toolCallId)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ approve: true }) });
+    expect(answer.status).toBe(200);
+    expect(deployments).toEqual(["api"]);
+    // Answered and ended: the id is free again.
+    expect((await run(app, "paused-reuse-1", "quick")).status).toBe(200);
+  });
+});

@@ -2,6 +2,7 @@ import type { KeyRun } from "./auth/key-spend";
 import type { Caller } from "./auth/caller";
 import { RequestError } from "./http-error";
 import { flightKey } from "./ownership";
+import type { ServerState } from "./server-state";
 
 /**
  * A run in flight on this server: listed in `state.runs` under its owner
@@ -19,19 +20,23 @@ export interface Flight {
 
 /**
  * Puts run `runId` of `caller` in flight — the one way every route starts
- * one. The id is claimed before anything is awaited, so two requests naming
- * the same id cannot both pass (the second gets `conflict`); then the key's
- * run slot is taken (`startRun`: a 429 over a cap), and the claim is let go
- * if that fails. @internal
+ * one (a new run, a resume, a paused turn an approval carries on). While
+ * the server closes, nothing starts (`shutting_down`). The id is claimed
+ * before anything is awaited, so two requests naming the same id cannot
+ * both pass (the second gets `conflict`); then the key's run slot is taken
+ * (`startRun`: a 429 over a cap), and the claim is let go if that fails.
+ * @internal
  */
 export async function startFlight(
-  runs: Map<string, AbortController>,
+  state: Pick<ServerState, "runs" | "closing">,
   caller: Caller,
   runId: string,
   startRun: (caller: Caller) => Promise<KeyRun | undefined>,
   report: (error: unknown) => void,
   conflict: () => RequestError,
 ): Promise<Flight> {
+  if (state.closing) throw new RequestError("shutting_down", "the server is shutting down; retry on another instance");
+  const { runs } = state;
   const key = flightKey(caller.owner, runId);
   if (runs.has(key)) throw conflict();
   const controller = new AbortController();

@@ -8,6 +8,7 @@ import { RequestError, bounded } from "./http-error";
 import { readJsonObject } from "./request-body";
 import { safeJson as jsonOf } from "./safe-json";
 import { mountInspector } from "./inspector/inspector-routes";
+import { whenAborted } from "./when-aborted";
 
 /** What the live routes need of `createServer`. @internal */
 export interface LiveRoutesOptions {
@@ -98,7 +99,7 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, subscribe: (sen
         clearInterval(heartbeat);
         unsubscribe();
       };
-      c.req.raw.signal.addEventListener("abort", () => stop(), { once: true });
+      whenAborted(c.req.raw.signal, () => stop());
     },
     cancel() {
       stop();

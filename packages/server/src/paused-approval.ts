@@ -1,6 +1,7 @@
 import { CancelledError, type TurnContinuation } from "rein";
 import type { Flight } from "./flight";
 import type { ApprovalAnswer, ApprovalHolder, ApprovalOutcome, PendingApproval, ResumedTurn } from "./approvals";
+import { whenAborted } from "./when-aborted";
 
 /** A served run's value that is a turn paused on an approval: the `TurnResult` of `runTurn`/`chat`. @internal */
 export interface PausedTurn {
@@ -72,9 +73,8 @@ export class PausedApproval implements ApprovalHolder {
       this.#take();
       // The answering request waits for the resumed turn, as a run's request does: its client hanging up cancels it.
       const hungUp = () => flight.controller.abort(new CancelledError("the client disconnected"));
-      if (request?.aborted === true) hungUp();
-      request?.addEventListener("abort", hungUp, { once: true });
-      const resumed = this.resume(approve, flight).finally(() => request?.removeEventListener("abort", hungUp));
+      const stopListening = request === undefined ? undefined : whenAborted(request, hungUp);
+      const resumed = this.resume(approve, flight).finally(() => stopListening?.());
       return resumed.then((turn) => ({ answer: "answered", resumed: turn }));
     });
   }

@@ -155,7 +155,7 @@ export class RunFeed {
   readonly #subscribers = new Set<Subscriber>();
   #next = 0;
 
-  constructor(private readonly approvals: Approvals) {}
+  constructor(readonly approvals: Approvals) {}
 
   /**
    * Starts watching a run; `emit` sends an `approval-request` on the run's

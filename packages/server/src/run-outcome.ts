@@ -3,6 +3,7 @@ import { CancelledError, ProviderError, ReachError, type SessionStoreLike } from
 import { SpendCapExceededError } from "./auth/spend-cap-error";
 import { isStoreFault } from "./store-fault";
 import { storeReads } from "./store-reads";
+import { whenAborted } from "./when-aborted";
 
 /** @internal The error type of a failed run: a key's spend cap (429), a reach refusal (403), a provider failure (502), a store fault (503), or anything else (200 with the error). */
 export function errorTypeOf(error: Error): "budget_exhausted" | "reach_exceeded" | "provider_error" | "store_unavailable" | "run_error" {
@@ -20,9 +21,7 @@ export function errorTypeOf(error: Error): "budget_exhausted" | "reach_exceeded"
 export function onHangUp(c: HonoContext, controller: AbortController): () => void {
   const signal = c.req.raw.signal;
   const cancel = () => controller.abort(new CancelledError("the client disconnected"));
-  if (signal.aborted) cancel();
-  signal.addEventListener("abort", cancel, { once: true });
-  return () => signal.removeEventListener("abort", cancel);
+  return whenAborted(signal, cancel);
 }
 
 /** @internal The stored session's head node, when the store can say (read on its pool when it has one: {@link storeReads}). */

@@ -14,7 +14,7 @@ export type { ReachConfigErrorOptions } from "./reach-config-error";
 export { DEFAULT_REACH_CONFIG_PATH } from "./reach-config-file";
 export { PolicyHeaderError } from "./reach-errors";
 export type { PolicyHeaderErrorReason } from "./reach-errors";
-export { encodePolicyHeader, decodePolicyHeader, inspectPolicyHeader, POLICY_HEADER_NAME, MAX_POLICY_HEADER_LENGTH, DEFAULT_POLICY_HEADER_TTL_MS } from "./policy-header";
+export { encodePolicyHeader, decodePolicyHeader, inspectPolicyHeader, POLICY_HEADER_NAME, MAX_POLICY_HEADER_LENGTH, DEFAULT_POLICY_HEADER_TTL_MS, POLICY_HEADER_CLOCK_SKEW_MS } from "./policy-header";
 export type { EncodePolicyHeaderOptions, DecodePolicyHeaderOptions, PolicyHeaderContents } from "./policy-header";
 export { passOnBudget, clampBudget } from "./clamp-budget";
 export { setReachOrigins, reachOrigins, mayReceiveBudget } from "./reach-origins";

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { PolicyHeaderError, type PolicyHeaderErrorReason } from "./reach-errors";
-import { DEFAULT_POLICY_HEADER_TTL_MS, decodePolicyHeader, encodePolicyHeader, inspectPolicyHeader } from "./policy-header";
+import { DEFAULT_POLICY_HEADER_TTL_MS, POLICY_HEADER_CLOCK_SKEW_MS, decodePolicyHeader, encodePolicyHeader, inspectPolicyHeader } from "./policy-header";
 
 const NOW = 1_800_000_000_000;
 const payloadOf = (header: string): Record<string, unknown> => JSON.parse(Buffer.from(header.split(".")[0]!, "base64url").toString("utf8")) as Record<string, unknown>;
@@ -45,6 +45,22 @@ describe("a signed header's expiry and issuing run", () => {
     expect(refusal(() => decodePolicyHeader(header, { secret: "s", now: NOW + 1_000 }))).toBe("expired");
     expect(refusal(() => decodePolicyHeader(header, { secret: "s", now: NOW + 365 * 86_400_000 }))).toBe("expired");
     expect(() => decodePolicyHeader(header, { secret: "s", now: NOW + 1_000 })).toThrow(/X-Agent-Policy header expired: expired 0 s ago — .*fresh one/);
+  });
+
+  it("a header whose expiry lies further ahead than maxTtlMs (default 5 min + 1 min of clock skew) is refused as expired: a captured one cannot be replayed for a day or a year", () => {
+    const DAY = 86_400_000;
+    // A caller whose clock runs a day ahead, and one that asked for a year.
+    const skewed = encodePolicyHeader({ depth: 2 }, { secret: "s", now: NOW + DAY });
+    const yearLong = encodePolicyHeader({ depth: 2 }, { secret: "s", ttlMs: 365 * DAY, now: NOW });
+    expect(refusal(() => decodePolicyHeader(skewed, { secret: "s", now: NOW }))).toBe("expired");
+    expect(refusal(() => decodePolicyHeader(yearLong, { secret: "s", now: NOW }))).toBe("expired");
+    expect(() => decodePolicyHeader(yearLong, { secret: "s", now: NOW })).toThrow(/valid 31536000 s more, beyond the 360 s this callee accepts \(maxTtlMs/);
+    // A caller's clock up to a minute ahead is accepted; maxTtlMs raises the bound for callers that encode with a longer ttlMs.
+    expect(POLICY_HEADER_CLOCK_SKEW_MS).toBe(60_000);
+    expect(decodePolicyHeader(encodePolicyHeader({ depth: 2 }, { secret: "s", now: NOW + 60_000 }), { secret: "s", now: NOW })).toEqual({ depth: 2 });
+    expect(refusal(() => decodePolicyHeader(encodePolicyHeader({ depth: 2 }, { secret: "s", now: NOW + 60_001 }), { secret: "s", now: NOW }))).toBe("expired");
+    expect(decodePolicyHeader(encodePolicyHeader({ depth: 2 }, { secret: "s", ttlMs: 3_600_000, now: NOW }), { secret: "s", now: NOW, maxTtlMs: 3_600_000 })).toEqual({ depth: 2 });
+    expect(() => decodePolicyHeader(skewed, { secret: "s", now: NOW, maxTtlMs: 0 })).toThrow(TypeError);
   });
 
   it("a header signed without an expiry is refused as expired (it could be replayed forever)", () => {

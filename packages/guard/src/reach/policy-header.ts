@@ -23,6 +23,9 @@ export const MAX_POLICY_HEADER_LENGTH = 4096;
  */
 export const DEFAULT_POLICY_HEADER_TTL_MS = 300_000;
 
+/** How far ahead of the callee's clock a caller's may run: added to the default `maxTtlMs` of a decode. */
+export const POLICY_HEADER_CLOCK_SKEW_MS = 60_000;
+
 /** Options of {@link encodePolicyHeader}. */
 export interface EncodePolicyHeaderOptions {
   /**
@@ -63,6 +66,15 @@ export interface DecodePolicyHeaderOptions {
   secret?: string | readonly string[];
   /** The clock the expiry is checked against, epoch ms. @default Date.now() */
   now?: number;
+  /**
+   * The furthest ahead of `now` a header's expiry may be, in ms: a header
+   * that claims to live longer (made with a long `ttlMs`, or by a caller
+   * whose clock runs ahead) is refused as `expired`, so a captured one
+   * cannot be replayed for longer than this. Raise it with the `ttlMs` your
+   * callers encode with.
+   * @default DEFAULT_POLICY_HEADER_TTL_MS + POLICY_HEADER_CLOCK_SKEW_MS (6 minutes)
+   */
+  maxTtlMs?: number;
   /**
    * Refuse an unsigned header (`PolicyHeaderError`, reason `"unsigned"`).
    * `true` needs a secret (a `TypeError` otherwise: nothing could be
@@ -216,10 +228,11 @@ export function inspectPolicyHeader(value: unknown, options: DecodePolicyHeaderO
 }
 
 function inspect(value: unknown, options: DecodePolicyHeaderOptions, owner: string): PolicyHeaderContents {
-  checkOptions(options, ["secret", "requireSignature", "now"], owner);
+  checkOptions(options, ["secret", "requireSignature", "now", "maxTtlMs"], owner);
   const secret = resolveSecrets(options, owner);
-  const { requireSignature = secret !== undefined, now = Date.now() } = options;
+  const { requireSignature = secret !== undefined, now = Date.now(), maxTtlMs = DEFAULT_POLICY_HEADER_TTL_MS + POLICY_HEADER_CLOCK_SKEW_MS } = options;
   if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`${owner}: option 'now' must be a finite number of epoch ms, got ${describe(now)}`);
+  if (typeof maxTtlMs !== "number" || !(maxTtlMs > 0)) throw new TypeError(`${owner}: option 'maxTtlMs' must be a positive number of ms, got ${describe(maxTtlMs)}`);
   if (typeof requireSignature !== "boolean") {
     throw new TypeError(`${owner}: option 'requireSignature' must be a boolean, got ${describe(requireSignature)}`);
   }
@@ -227,7 +240,7 @@ function inspect(value: unknown, options: DecodePolicyHeaderOptions, owner: stri
     throw new TypeError(`${owner}: requireSignature needs a secret to verify with: set REIN_POLICY_SECRET or pass { secret }`);
   }
   try {
-    return decode(value, secret, requireSignature, now);
+    return decode(value, secret, requireSignature, now, maxTtlMs);
   } catch (error) {
     if (PolicyHeaderError.isInstance(error)) throw error;
     // Unreachable by design; kept so no input can ever surface another error type.
@@ -235,7 +248,7 @@ function inspect(value: unknown, options: DecodePolicyHeaderOptions, owner: stri
   }
 }
 
-function decode(value: unknown, secrets: readonly string[] | undefined, requireSignature: boolean, now: number): PolicyHeaderContents {
+function decode(value: unknown, secrets: readonly string[] | undefined, requireSignature: boolean, now: number, maxTtlMs: number): PolicyHeaderContents {
   if (value === undefined || value === null || value === "") throw new PolicyHeaderError("missing");
   if (typeof value !== "string") {
     throw malformed(Array.isArray(value) ? "several values were sent (an array)" : `expected a string, got ${describe(value)}`);
@@ -257,6 +270,10 @@ function decode(value: unknown, secrets: readonly string[] | undefined, requireS
   // A signed header without an expiry could be replayed forever; an unsigned one's expiry is honoured too.
   if (signed && expiresAt === undefined) throw new PolicyHeaderError("expired", "signed without an expiry ('v')");
   if (expiresAt !== undefined && expiresAt <= now) throw new PolicyHeaderError("expired", `expired ${Math.round((now - expiresAt) / 1000)} s ago`);
+  // An expiry far ahead would let a captured header be replayed that long: the callee bounds it, whatever the caller set.
+  if (expiresAt !== undefined && expiresAt - now > maxTtlMs) {
+    throw new PolicyHeaderError("expired", `it claims to be valid ${Math.round((expiresAt - now) / 1000)} s more, beyond the ${Math.round(maxTtlMs / 1000)} s this callee accepts (maxTtlMs; a caller's clock ahead, or a header made to be replayed)`);
+  }
   return { budget, signed, ...(expiresAt === undefined ? {} : { expiresAt }), ...(runId === undefined ? {} : { runId }) };
 }
 

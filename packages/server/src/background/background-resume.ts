@@ -14,6 +14,7 @@ import { entryClassFor, agentForRun } from "../resume-runs";
 import { runsOf, storeReads } from "../store-reads";
 import type { Entries } from "../entries";
 import type { RunChannel } from "./run-channel";
+import { whenAborted } from "../when-aborted";
 
 /**
  * @internal The resumable run an earlier attempt of background run `runId`
@@ -89,7 +90,7 @@ async function leaseExpiry(store: SessionStoreLike, record: RunRecord, signal: A
     const wait = Math.min(5_000, current.leaseUntil - Date.now() + 25);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, wait);
-      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      whenAborted(signal, () => (clearTimeout(timer), resolve()));
     });
     current = await reads.getRun(record.runId);
   }

@@ -11,6 +11,7 @@ import { RunEventRecorder } from "./run-event-recorder";
 import { approvalTimeoutOf, RunApprovals } from "../approvals";
 import type { ApiKeyStore } from "../auth/api-key";
 import { resumeKeyRun, type KeyRun } from "../auth/key-spend";
+import { whenAborted } from "../when-aborted";
 
 /**
  * Options of {@link startBackgroundWorker}.
@@ -171,10 +172,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         unfinished === undefined
           ? undefined
           : resumeForJob({ entries, store, record: unfinished, policy, budget, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver });
-      const aborted = new Promise<typeof CANCELLED>((resolve) => {
-        if (controller.signal.aborted) resolve(CANCELLED);
-        controller.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true });
-      });
+      const aborted = new Promise<typeof CANCELLED>((resolve) => whenAborted(controller.signal, () => resolve(CANCELLED)));
       const value = await (resumed === undefined
         ? callEntry({ entry, entryName: job.entry, args: job.args, store, storedSessionId: job.storedSessionId, runId: job.runId, budget, policy, ...traceparent, ...spend, signal: controller.signal, onEvent, approveToolCall: approvals.approver })
         : Promise.race([resumed, aborted]));

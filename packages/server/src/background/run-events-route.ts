@@ -5,6 +5,7 @@ import { RequestError, bounded } from "../http-error";
 import { safeJson } from "../safe-json";
 import type { BackgroundQueue, BackgroundRunRecord } from "./background-queue";
 import type { RunChannel, StoredRunEvent } from "./run-channel";
+import { whenAborted } from "../when-aborted";
 
 /** How often a follower with nothing new checks the queue (a run that died out of retries writes no closing event). */
 const POLL_MS = 2_000;
@@ -104,7 +105,7 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
           /* the client is gone */
         }
       };
-      c.req.raw.signal.addEventListener("abort", () => stop(), { once: true });
+      whenAborted(c.req.raw.signal, () => stop());
       void (async () => {
         let woken = true;
         while (open) {
