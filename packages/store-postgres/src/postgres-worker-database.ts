@@ -51,6 +51,12 @@ export interface PostgresWorkerDatabase {
   transaction<T>(work: (c: PostgresWorkerClient) => Promise<T>, isolation?: string): Promise<T>;
   /** Ends the connection; every later request fails as closed. */
   close(): Promise<void>;
+  /** Whether the store's own connection is up and holds its liveness lock (other stores then know it alive). */
+  live(): boolean;
+  /** Whether {@link close} was called. */
+  ended(): boolean;
+  /** Calls `listener` when the store's own connection is lost, or made without its liveness lock. */
+  whenLost(listener: () => void): void;
   /** The report of a failure, as the store's thread types it. */
   failed(error: unknown): PostgresFailure;
 }
@@ -99,6 +105,7 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
    * went). Another store that can take it knows this one is gone.
    */
   let ownerLockHeld = false;
+  let lost: (() => void) | undefined;
   const OWNER_KEY = "hashtextextended('rein-session-store-owner:' || $1::text, 0)";
 
   /** Forgets a client whose connection failed; the next request connects anew. */
@@ -108,6 +115,7 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     if (client === failed) {
       client = undefined;
       ownerLockHeld = false;
+      lost?.();
     }
     failed.removeAllListeners("error");
     failed.on("error", () => undefined);
@@ -140,6 +148,7 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     }
     client = fresh;
     ownerLockHeld = await takeOwnerLock(fresh);
+    if (!ownerLockHeld) lost?.();
     return fresh;
   }
 
@@ -257,6 +266,11 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
         open.on("error", () => undefined);
         await open.end().catch(() => undefined);
       }
+    },
+    live: () => !closed && client !== undefined && ownerLockHeld,
+    ended: () => closed,
+    whenLost(listener: () => void): void {
+      lost = listener;
     },
     failed(error: unknown): PostgresFailure {
       if (error instanceof Fault) return { kind: error.kind, message: error.message, data: error.data };

@@ -125,6 +125,24 @@ export function postgresWorker(load: (id: string) => unknown, data: PostgresWork
   ports.port.on("message", (request: PostgresRequest) => {
     queue = queue.then(() => serve(request));
   });
+  // The liveness lock is this store's sign of life to other stores (a lock they can take means its owner is gone): a
+  // lost connection is made again at once, backing off to 5 s, in the request order — not only at the next
+  // synchronous request, which a store writing on its pool (asyncWrites) may never make.
+  let regaining = false;
+  const regain = (delayMs: number): void => {
+    if (regaining || db.ended()) return;
+    regaining = true;
+    const timer = setTimeout(() => {
+      queue = queue.then(async () => {
+        regaining = false;
+        if (db.ended() || db.live()) return;
+        await db.connection().catch(() => undefined);
+        if (!db.live()) regain(Math.min(delayMs * 2, 5_000));
+      });
+    }, delayMs);
+    timer.unref();
+  };
+  db.whenLost(() => regain(100));
   return undefined;
 }
 
