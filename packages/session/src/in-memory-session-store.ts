@@ -293,7 +293,8 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
           seqs ??= proposedBefore(operations, index);
           continue;
         }
-        if (node.seq <= session.lastSeq) {
+        // A proposal that is not a later integer is no proposal: the next seq.
+        if (!Number.isSafeInteger(node.seq) || node.seq <= session.lastSeq) {
           seqs ??= proposedBefore(operations, index);
           node = withSeq(node, session.lastSeq + 1);
         }

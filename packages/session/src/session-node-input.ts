@@ -33,6 +33,24 @@ export interface SessionNodeInput {
 }
 
 /**
+ * Checks the numbers a caller may give a node: `seq` a non-negative safe
+ * integer (a proposal; the store allocates the final one) and `createdAt`
+ * a finite epoch-ms number. Every store keeps them the same way (PostgreSQL
+ * as `bigint`): a fraction is truncated at storing, anything else is a
+ * `TypeError` here, before it could be queued.
+ * @internal
+ */
+export function checkNodeNumbers(input: SessionNodeInput): void {
+  const { seq, createdAt } = input;
+  if (seq !== undefined && !(Number.isSafeInteger(seq) && seq >= 0)) {
+    throw new TypeError(`SessionNodeWriter.append: node ${input.id}'s seq must be a non-negative integer (or left out: the store allocates it), got ${String(seq)}`);
+  }
+  if (createdAt !== undefined && !(typeof createdAt === "number" && Number.isFinite(createdAt) && Math.abs(createdAt) <= 8.64e15)) {
+    throw new TypeError(`SessionNodeWriter.append: node ${input.id}'s createdAt must be a finite number of epoch ms (or left out: now), got ${String(createdAt)}`);
+  }
+}
+
+/**
  * The node `input` is stored as, under `seq`, its defaults filled in. Its
  * values are snapshotted as JSON (the text a round trip made is kept in
  * `keeper.json`, for a store that writes text), unless `owned`: then the
@@ -47,7 +65,7 @@ export function nodeFromInput(input: SessionNodeInput, seq: number, owned: boole
     return {
       id,
       seq,
-      createdAt: input.createdAt ?? Date.now(),
+      createdAt: input.createdAt === undefined ? Date.now() : Math.trunc(input.createdAt),
       role: input.role,
       name: input.name,
       input: input.input,
@@ -60,7 +78,7 @@ export function nodeFromInput(input: SessionNodeInput, seq: number, owned: boole
   return {
     id,
     seq,
-    createdAt: input.createdAt ?? Date.now(),
+    createdAt: input.createdAt === undefined ? Date.now() : Math.trunc(input.createdAt),
     role: input.role,
     name: input.name,
     input: snapshotValue(input.input, id, "input", keeper),

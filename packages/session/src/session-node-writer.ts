@@ -6,7 +6,7 @@ import { pendingEntry, registerSharedWriter, sharedWriter } from "./writer-regis
 import { snapshotChanges, snapshotValue, type NodeJson, type QueuedAppend } from "./node-json";
 import { applyUpdate, mergeUpdate } from "./node-update";
 import { checkNodeId } from "./session-arguments";
-import { nodeFromInput, type SessionNodeInput } from "./session-node-input";
+import { checkNodeNumbers, nodeFromInput, type SessionNodeInput } from "./session-node-input";
 import {
   acceptSharedOptions,
   checkWriterArguments,
@@ -188,6 +188,7 @@ export class SessionNodeWriter {
    */
   append(node: SessionNodeInput, options?: SessionAppendOptions): SessionNode {
     checkNodeId("SessionNodeWriter.append", node?.id);
+    checkNodeNumbers(node);
     const commits = this.commits;
     const id = node.id;
     const knownSeq = this.seqOf(id);

@@ -91,10 +91,10 @@ export function postgresWorkerCommit(
             continue;
           }
           const proposed = operation[2] as number;
-          const seq = proposed > lastSeq ? proposed : lastSeq + 1;
+          const seq = Number.isSafeInteger(proposed) && proposed > lastSeq ? proposed : lastSeq + 1;
           lastSeq = seq;
           // [id, seq, createdAt, role, name, input, output, caller, predecessor, metadata]
-          appended.set(id, [id, seq, operation[3], operation[4], operation[5], operation[6], operation[7], operation[8], operation[9], operation[10]]);
+          appended.set(id, [id, seq, Math.trunc(operation[3] as number), operation[4], operation[5], operation[6], operation[7], operation[8], operation[9], operation[10]]);
           seqs.push([id, seq]);
           if (operation[8] === null) headId = id;
           continue;
