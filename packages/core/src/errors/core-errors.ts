@@ -1,5 +1,4 @@
-import { ModelBehaviorError, ReinError, UsageError } from "@rein/guard";
-import { errorMessage } from "./describe-error";
+import { ModelBehaviorError, ReinError, UsageError, errorMessage } from "@rein/guard";
 
 /**
  * A scoped call was cancelled before or while it ran: a pre-invocation hook

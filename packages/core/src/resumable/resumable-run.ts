@@ -3,7 +3,7 @@ import type { Frame } from "@rein/guard";
 import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
-import { describeError } from "../errors/describe-error";
+import { describeError } from "@rein/guard";
 import { LeaseLostError, awaitedLeases, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";

@@ -9,7 +9,7 @@ import type { LeftAloneReason, LeftAloneRun, ResumedRun, ResumeInterruptedOption
 
 export type { LeftAloneReason, LeftAloneRun, ResumedRun, ResumeInterruptedOptions, ResumeInterruptedReport, ResumeRunOptions } from "./resume-types";
 import { continueRun, DEFAULT_LEASE_MS, policyOf, resumableMethodOf } from "./resumable-run";
-import { describeError } from "../errors/describe-error";
+import { describeError } from "@rein/guard";
 import { pendingApproval } from "./approval-wait";
 import { activeRuns, SavedRun } from "./run-context";
 

@@ -1,7 +1,7 @@
 import { jsonProblem } from "@rein/session";
 import * as guard from "@rein/guard";
 import { InterruptedError } from "../errors/core-errors";
-import { describeError } from "../errors/describe-error";
+import { describeError } from "@rein/guard";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, type ScopedFunctionInfo } from "../scope/call-scope";

@@ -1,5 +1,5 @@
 import { CancelledError, InterruptedError } from "../errors/core-errors";
-import { describeError } from "../errors/describe-error";
+import { describeError } from "@rein/guard";
 import type { SessionNodeWriter } from "@rein/session";
 
 /**

@@ -4,7 +4,7 @@ import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } fro
 import { ProviderError } from "../model/provider-errors";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
-import { describeError } from "../errors/describe-error";
+import { describeError, costOf, finite, priceOf, type ModelPrice, type Pricing } from "@rein/guard";
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";
@@ -14,7 +14,6 @@ import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
 import type { RunLedger } from "./run-ledger";
 import { pricedModel } from "./run-ledger";
-import { costOf, finite, priceOf, type ModelPrice, type Pricing } from "./run-result";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, type SpendAmount, type SpendReservation, type SpendReserver } from "./spend-reserver";
 
 /**

@@ -1,5 +1,6 @@
 import type { Usage } from "../model/model-provider";
-import { costOf, finite, priceOf, type Pricing, type RunUsage } from "./run-result";
+import { costOf, finite, priceOf, type Pricing } from "@rein/guard";
+import type { RunUsage } from "./run-result";
 import type { SpendReserver } from "./spend-reserver";
 
 /**

@@ -1,24 +1,4 @@
-import type { Usage } from "../model/model-provider";
-
-/**
- * Prices per million tokens, by model id, for `RunResult.usage.costUsd`.
- * @example
- * ```ts
- * const pricing: Pricing = { "claude-sonnet-4-5": { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 } };
- * new Runtime({ pricing });
- * ```
- */
-export type Pricing = Readonly<Record<string, ModelPrice>>;
-
-/** What one model costs, in US dollars per million tokens. */
-export interface ModelPrice {
-  readonly inputPerMTok: number;
-  readonly outputPerMTok: number;
-  /** Cached input tokens (a cache read). @default inputPerMTok */
-  readonly cachedInputPerMTok?: number;
-  /** Input tokens written to the cache. @default inputPerMTok */
-  readonly cacheCreationPerMTok?: number;
-}
+export type { Pricing, ModelPrice } from "@rein/guard";
 
 /**
  * Token usage summed over every model request of a run, nested runs
@@ -69,33 +49,4 @@ export interface RunResult {
   readonly output?: unknown;
   /** Why it did not complete (status `error` or `cancelled`). */
   readonly error?: unknown;
-}
-
-/**
- * What one request cost at `price`, in US dollars: fresh input (input minus
- * cached minus cache creation), cached input, cache creation and output.
- * @internal
- */
-export function costOf(price: ModelPrice, usage: Usage): number {
-  const input = finite(usage.inputTokens);
-  const cached = finite(usage.cachedInputTokens);
-  const created = finite(usage.cacheCreationInputTokens);
-  const fresh = Math.max(0, input - cached - created);
-  return (
-    (fresh * price.inputPerMTok +
-      cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
-      created * (price.cacheCreationPerMTok ?? price.inputPerMTok) +
-      finite(usage.outputTokens) * price.outputPerMTok) /
-    1e6
-  );
-}
-
-/** The price of `model` in `pricing`, if listed. @internal */
-export function priceOf(pricing: Pricing | undefined, model: string): ModelPrice | undefined {
-  return pricing !== undefined && Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined;
-}
-
-/** A token count a provider reported, or 0 for anything that is not a finite non-negative number. @internal */
-export function finite(value: number | undefined): number {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -1,7 +1,6 @@
 import * as guard from "@rein/guard";
-import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError } from "@rein/guard";
+import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError, describeError, errorMessage } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
-import { describeError, errorMessage } from "../errors/describe-error";
 import { ToolTimeoutError } from "../errors/tool-timeout-error";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { ProviderError } from "../model/provider-errors";

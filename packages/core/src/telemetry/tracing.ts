@@ -1,7 +1,6 @@
 import type * as OtelApi from "@opentelemetry/api";
 import type { Attributes, Context as OtelContext, Span, Tracer, TracerProvider } from "@opentelemetry/api";
-import { parseTraceparent } from "@rein/guard";
-import { describeError, errorMessage } from "../errors/describe-error";
+import { parseTraceparent, describeError, errorMessage } from "@rein/guard";
 import type { CallScope } from "../scope/call-scope";
 import type { TraceScope } from "./trace-scope";
 

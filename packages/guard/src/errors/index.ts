@@ -2,3 +2,4 @@ export { ReinError, UsageError, ModelBehaviorError, SystemFailureError, GuardErr
 export type { ReinErrorOptions } from "./rein-error";
 export { RecursionError, MAX_AGENTIC_RECURSION_DEPTH } from "./recursion-error";
 export { CycleError, ChainDepthError } from "./cycle-error";
+export { describeError, errorMessage } from "./describe-error";

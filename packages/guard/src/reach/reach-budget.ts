@@ -1,3 +1,5 @@
+import type { Pricing } from "../spend/pricing";
+
 /**
  * What a call chain has LEFT to spend — like a taxi meter showing the
  * distance remaining, not the total allowed. Passed between processes in
@@ -46,5 +48,5 @@ export interface ReachPolicyOptions {
   /** Wall-clock milliseconds a run may take. @default unlimited */
   timeoutMs?: number;
   /** Prices per model, US dollars per million tokens, for `maxCostUsd`. */
-  pricing?: Readonly<Record<string, { readonly inputPerMTok: number; readonly outputPerMTok: number; readonly cachedInputPerMTok?: number }>>;
+  pricing?: Pricing;
 }
