@@ -4,7 +4,7 @@ import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } fro
 import { ProviderError } from "../model/provider-errors";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
-import { describeError, costOf, finite, priceOf, type ModelPrice, type Pricing } from "@rein/guard";
+import { describeError, costOf, tokenCount, priceOf, type ModelPrice, type Pricing } from "@rein/guard";
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";
@@ -156,7 +156,7 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
     throw error;
   }
   const cost = usedCost(site.ledger.pricing, model, response);
-  const used: SpendAmount = { tokens: finite(response.usage.inputTokens) + finite(response.usage.outputTokens), costUsd: cost };
+  const used: SpendAmount = { tokens: tokenCount(response.usage.inputTokens) + tokenCount(response.usage.outputTokens), costUsd: cost };
   // From here on the answer's usage is what the request pays, whatever fails after it.
   progress.used = used;
   // One write per request, once it is answered: an unanswered request has nothing to keep.

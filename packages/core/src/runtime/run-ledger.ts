@@ -1,5 +1,5 @@
 import type { Usage } from "../model/model-provider";
-import { costOf, finite, priceOf, type Pricing } from "@rein/guard";
+import { costOf, tokenCount, priceOf, type Pricing } from "@rein/guard";
 import type { RunUsage } from "./run-result";
 import type { SpendReserver } from "./spend-reserver";
 
@@ -39,10 +39,10 @@ export class RunLedger {
    * (0 when unpriced), which the reach budget is charged with too.
    */
   chargeRequest(requested: string, answered: string | undefined, usage: Usage): number {
-    const input = finite(usage.inputTokens);
-    const output = finite(usage.outputTokens);
-    const cached = finite(usage.cachedInputTokens);
-    const created = finite(usage.cacheCreationInputTokens);
+    const input = tokenCount(usage.inputTokens);
+    const output = tokenCount(usage.outputTokens);
+    const cached = tokenCount(usage.cachedInputTokens);
+    const created = tokenCount(usage.cacheCreationInputTokens);
     const price = priceOf(this.pricing, pricedModel(this.pricing, requested, answered));
     const cost = price === undefined ? 0 : costOf(price, usage);
     const unpriced = this.pricing !== undefined && price === undefined ? 1 : 0;

@@ -2,5 +2,5 @@ export { DEFAULT_CAP_PERIOD_MS, NO_SPEND, checkSpendCaps, capsAnything, currentS
 export type { SpendCaps, KeySpend, StoredSpend, SpendCapDimension, SpendRefusal } from "./spend-caps";
 export { DEFAULT_HOLD_TIMES, liveSpend, startRunStep, reserveStep, settleStep, endRunStep } from "./spend-holds";
 export type { SpendHold, HoldTimes, SpendStep } from "./spend-holds";
-export { costOf, priceOf, finite } from "./pricing";
+export { costOf, priceOf, tokenCount } from "./pricing";
 export type { Pricing, ModelPrice, PricedUsage } from "./pricing";

@@ -32,15 +32,15 @@ export interface PricedUsage {
  * cached minus cache creation), cached input, cache creation and output.
  */
 export function costOf(price: ModelPrice, usage: PricedUsage): number {
-  const input = finite(usage.inputTokens);
-  const cached = finite(usage.cachedInputTokens);
-  const created = finite(usage.cacheCreationInputTokens);
+  const input = tokenCount(usage.inputTokens);
+  const cached = tokenCount(usage.cachedInputTokens);
+  const created = tokenCount(usage.cacheCreationInputTokens);
   const fresh = Math.max(0, input - cached - created);
   return (
     (fresh * price.inputPerMTok +
       cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
       created * (price.cacheCreationPerMTok ?? price.inputPerMTok) +
-      finite(usage.outputTokens) * price.outputPerMTok) /
+      tokenCount(usage.outputTokens) * price.outputPerMTok) /
     1e6
   );
 }
@@ -51,6 +51,6 @@ export function priceOf(pricing: Pricing | undefined, model: string): ModelPrice
 }
 
 /** A token count a provider reported, or 0 for anything that is not a finite non-negative number. */
-export function finite(value: number | undefined): number {
+export function tokenCount(value: number | undefined): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
