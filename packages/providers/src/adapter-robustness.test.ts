@@ -68,7 +68,7 @@ const adapters: Adapter[] = [
       { body: (final) => ({ ...final, content: "Paris is sunny" }), says: 'content is the string "Paris is sunny" (expected an array)' },
       { body: (final) => ({ ...final, content: [{ type: "text", text: 21 }] }), says: "content[0].text is a number (expected a string)" },
       { body: (final) => ({ ...final, usage: undefined }), says: "usage is missing (expected an object)" },
-      { body: (final) => ({ ...final, usage: { input_tokens: "96", output_tokens: 18 } }), says: 'usage.input_tokens is the string "96" (expected a number)' },
+      { body: (final) => ({ ...final, usage: { input_tokens: "96", output_tokens: 18 } }), says: 'usage.input_tokens is the string "96" (expected a count: a whole number of at least 0)' },
     ],
     malformedEvent: { replace: ['"text":"Par"', '"text":21'], says: "delta.text is a number (expected a string)" },
     echoingKey: () => ({
@@ -121,7 +121,7 @@ const adapters: Adapter[] = [
                 says: "output[0].content[0].text is a number (expected a string)",
               },
               { body: (final) => ({ ...final, usage: undefined }), says: "usage is missing (expected an object)" },
-              { body: (final) => ({ ...final, usage: { input_tokens: 10 } }), says: "usage.output_tokens is missing (expected a number)" },
+              { body: (final) => ({ ...final, usage: { input_tokens: 10 } }), says: "usage.output_tokens is missing (expected a count: a whole number of at least 0)" },
             ],
       malformedEvent:
         api === "chat"

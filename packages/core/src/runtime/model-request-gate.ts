@@ -167,7 +167,8 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
   if (reach !== undefined) {
     const pricing = reachPricing(site);
     const price = priceOf(pricing, pricedModel(pricing, model, response.model));
-    reach.addUsage(response.usage.inputTokens + response.usage.outputTokens, price === undefined ? 0 : costOf(price, response.usage));
+    // Charged as the ledger and the spend caps are: a count that is negative, NaN or missing is 0, never a refund.
+    reach.addUsage(used.tokens, price === undefined ? 0 : costOf(price, response.usage));
     const depth = scope.agentDepth ?? 0;
     if (events.listening) events.emit({ type: "reach-status", ...reach.status(depth) });
     addSpanEvent(chatSpan, SPAN_EVENT.reachStatus, () => reachAttributes(reach, depth));

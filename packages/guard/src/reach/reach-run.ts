@@ -3,6 +3,7 @@ import type { ReachLimits, ReachPolicy } from "./reach-policy";
 import { detectZone, memoryUsageMb } from "./environment";
 import { MemoryReachExceededError, ReachExceededError, UntrustedZoneError } from "./reach-limit-errors";
 import { narrowBudget } from "./narrow-budget";
+import { tokenCount } from "../spend/pricing";
 
 /**
  * The live budget and usage of a running call (see `currentReach()`), as
@@ -166,9 +167,12 @@ export class ReachRun {
 
   /** Adds one answered request's usage (to the run this one was started inside, too). */
   addUsage(tokens: number, costUsd: number): void {
-    this.tokensUsed += tokens;
-    this.costUsed += costUsd;
-    this.#outer?.addUsage(tokens, costUsd);
+    // A count that is negative, NaN or missing adds nothing: it never refunds a budget nor makes its checks always pass.
+    const added = tokenCount(tokens);
+    const spent = tokenCount(costUsd);
+    this.tokensUsed += added;
+    this.costUsed += spent;
+    this.#outer?.addUsage(added, spent);
   }
 
   /** The live figures at `depth`. */

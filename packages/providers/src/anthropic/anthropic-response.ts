@@ -67,10 +67,10 @@ interface AnthropicUsage {
 function readUsage(shape: WireShape, value: unknown, path: string): AnthropicUsage {
   const usage = shape.object(value, path);
   return {
-    input_tokens: shape.number(usage.input_tokens, `${path}.input_tokens`),
-    output_tokens: shape.number(usage.output_tokens, `${path}.output_tokens`),
-    cache_read_input_tokens: shape.optionalNumber(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`),
-    cache_creation_input_tokens: shape.optionalNumber(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`),
+    input_tokens: shape.count(usage.input_tokens, `${path}.input_tokens`),
+    output_tokens: shape.count(usage.output_tokens, `${path}.output_tokens`),
+    cache_read_input_tokens: shape.optionalCount(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`),
+    cache_creation_input_tokens: shape.optionalCount(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`),
   };
 }
 
@@ -174,7 +174,7 @@ export class AnthropicStreamAssembler {
         this.stopReason = shape.optionalString(delta.stop_reason, "delta.stop_reason") ?? this.stopReason;
         // message_delta usage is cumulative; fields it leaves null keep their message_start value.
         const usage = shape.object(event.usage, "usage");
-        const number = (field: keyof AnthropicUsage) => shape.optionalNumber(usage[field], `usage.${field}`) ?? this.usage[field];
+        const number = (field: keyof AnthropicUsage) => shape.optionalCount(usage[field], `usage.${field}`) ?? this.usage[field];
         this.usage = {
           input_tokens: number("input_tokens") ?? 0,
           output_tokens: number("output_tokens") ?? 0,

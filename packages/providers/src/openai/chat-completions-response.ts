@@ -41,11 +41,11 @@ function readUsage(shape: WireShape, value: unknown, path: string): Usage {
   const usage = shape.object(value, path);
   const details = shape.optionalObject(usage.prompt_tokens_details, `${path}.prompt_tokens_details`);
   return {
-    inputTokens: shape.number(usage.prompt_tokens, `${path}.prompt_tokens`),
-    outputTokens: shape.number(usage.completion_tokens, `${path}.completion_tokens`),
-    cachedInputTokens: shape.optionalNumber(details?.cached_tokens, `${path}.prompt_tokens_details.cached_tokens`) ?? 0,
+    inputTokens: shape.count(usage.prompt_tokens, `${path}.prompt_tokens`),
+    outputTokens: shape.count(usage.completion_tokens, `${path}.completion_tokens`),
+    cachedInputTokens: shape.optionalCount(details?.cached_tokens, `${path}.prompt_tokens_details.cached_tokens`) ?? 0,
     cacheCreationInputTokens:
-      shape.optionalNumber(details?.cache_write_tokens, `${path}.prompt_tokens_details.cache_write_tokens`) ?? 0,
+      shape.optionalCount(details?.cache_write_tokens, `${path}.prompt_tokens_details.cache_write_tokens`) ?? 0,
   };
 }
 

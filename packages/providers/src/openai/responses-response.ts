@@ -55,11 +55,11 @@ function readUsage(shape: WireShape, value: unknown, path: string): Usage {
   // Some OpenAI-compatible servers omit the details objects.
   const details = shape.optionalObject(usage.input_tokens_details, `${path}.input_tokens_details`);
   return {
-    inputTokens: shape.number(usage.input_tokens, `${path}.input_tokens`),
-    outputTokens: shape.number(usage.output_tokens, `${path}.output_tokens`),
-    cachedInputTokens: shape.optionalNumber(details?.cached_tokens, `${path}.input_tokens_details.cached_tokens`) ?? 0,
+    inputTokens: shape.count(usage.input_tokens, `${path}.input_tokens`),
+    outputTokens: shape.count(usage.output_tokens, `${path}.output_tokens`),
+    cachedInputTokens: shape.optionalCount(details?.cached_tokens, `${path}.input_tokens_details.cached_tokens`) ?? 0,
     cacheCreationInputTokens:
-      shape.optionalNumber(details?.cache_write_tokens, `${path}.input_tokens_details.cache_write_tokens`) ?? 0,
+      shape.optionalCount(details?.cache_write_tokens, `${path}.input_tokens_details.cache_write_tokens`) ?? 0,
   };
 }
 

@@ -58,6 +58,18 @@ export class WireShape {
     return this.number(value, path);
   }
 
+  /** A count (of tokens): a non-negative integer. A negative one would refund a budget it is charged to. */
+  count(value: unknown, path: string): number {
+    if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+    throw this.malformed(path, value, "a count: a whole number of at least 0");
+  }
+
+  /** A count, or nothing (`null` and `undefined` read as `undefined`). */
+  optionalCount(value: unknown, path: string): number | undefined {
+    if (value == null) return undefined;
+    return this.count(value, path);
+  }
+
   /** An object, or nothing (`null` and `undefined` read as `undefined`). */
   optionalObject(value: unknown, path: string): JsonObject | undefined {
     if (value == null) return undefined;

@@ -1,0 +1,52 @@
+/**
+ * The reach token budget is charged as the run ledger and the spend caps
+ * are: a negative, NaN or missing count is 0 — never a refund that lets a
+ * run spend past maxTokens, never a NaN that makes every check pass (found
+ * by an attack review, 2026-12-03: 20 requests under maxTokens 1,600).
+ */
+import { ReachExceededError } from "@rein/guard";
+import { Agent } from "../agent/agent";
+import type { ModelProvider, ModelResponse, Usage } from "../model/model-provider";
+import { Runtime } from "./runtime";
+
+/** A provider that calls the tool `more` every time, reporting `usage` for its first answer and 400 + 100 tokens after. */
+function spender(first: Usage): ModelProvider & { requests: number } {
+  const provider = {
+    specificationVersion: "rein-model-v1" as const,
+    providerId: "custom",
+    modelId: "m",
+    requests: 0,
+    async complete(): Promise<ModelResponse> {
+      provider.requests++;
+      return {
+        content: [{ type: "tool_use", id: `call_${provider.requests}`, name: "more", input: { n: provider.requests } }],
+        stopReason: "tool_use",
+        usage: provider.requests === 1 ? first : { inputTokens: 400, outputTokens: 100 },
+      };
+    },
+  };
+  return provider;
+}
+
+class Spender extends Agent {
+  static methodOptions = { more: { tool: true, description: "Do more." } };
+  more(): string {
+    return "ok";
+  }
+}
+
+describe("the reach token budget when a provider reports usage wrong", () => {
+  it.each([
+    ["negative", { inputTokens: -1_000_000, outputTokens: 0 }],
+    ["NaN", { inputTokens: Number.NaN, outputTokens: 0 }],
+    ["missing outputTokens", { inputTokens: 400 } as unknown as Usage],
+  ])("a %s count neither refunds nor disables maxTokens", async (_label, first) => {
+    const provider = spender(first);
+    const runtime = new Runtime({ provider, reach: { maxTokens: 1_600 }, maxIterations: 20 });
+    const error = await new Spender({ runtime }).ask("Go.").catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/^ReachExceededError/);
+    expect(error).toBeInstanceOf(ReachExceededError);
+    // 1,600 tokens: at most the first answer and three of 500 tokens before the next would cross it.
+    expect(provider.requests).toBeLessThanOrEqual(4);
+  });
+});
