@@ -6,11 +6,12 @@ import { Runtime } from "../runtime/runtime";
 import type { RunEvents } from "../runtime/run-events";
 import { RunStream } from "../runtime/run-stream";
 import type { ExecRequest } from "../runtime/exec-request";
+import type { ExecResult } from "../runtime/exec-result";
 import type { RunResult } from "../runtime/run-result";
 import { choicePrompt, chosenId, normaliseChoices } from "./choices";
-import { NO_USAGE, turnResult } from "./turn-result";
+import { NO_USAGE, pausedTurnResult, turnResult } from "./turn-result";
 import type { ResumeTurnOptions, TurnContinuation, TurnOptions, TurnRequest, TurnResult } from "./turns";
-import type { PausedRun, RunResumption } from "../runtime/turn-pause";
+import type { RunResumption } from "../runtime/turn-pause";
 import type { ScopeOwner } from "../scope/scope-owner";
 import { pauseRunsOf, registerResumableAgent, resumeRunOf, type ResumeRunOptions } from "../resumable/resume-run";
 import type { CodeChangePolicy, ExecutionOptions } from "../resumable/resumable-options";
@@ -18,7 +19,7 @@ import type { Tool } from "../tools/tool";
 import type { ParametersSchema } from "../tools/schema";
 import { AGENT_CLASS_BRAND } from "./agent-brand";
 import { enterTurn } from "./turn-entry";
-import { TurnControls } from "./turn-controls";
+import { TurnControls, type TurnMark } from "./turn-controls";
 import { consumeContinuation, newContinuationId } from "./consume-continuation";
 import { classDefault, prepareAgentClass, type ClassInfo } from "./class-setup";
 import { methodTools, resolveToolEntries } from "./agent-tools";
@@ -125,6 +126,12 @@ export class Agent<Output = string> implements ScopeOwner {
 
   #agentEntry: ScopeOwner["agentEntry"];
 
+  /** The entry settings of a loop on `runtime` (an `ask`'s override): the agent's own reach policy, else that runtime's. */
+  #entryOn(runtime: Runtime): ScopeOwner["agentEntry"] {
+    const entry = this.agentEntry!;
+    return runtime === this.runtime || this.#setting("reach") !== undefined ? entry : { ...entry, reachPolicy: runtime.reach };
+  }
+
   /** @internal see {@link ScopeOwner} */
   eventsFor(parent: RunEvents | undefined): RunEvents | undefined {
     // Every scoped call asks: the answer for the last caller's sink is kept (most calls come from one place).
@@ -149,8 +156,10 @@ export class Agent<Output = string> implements ScopeOwner {
   async ask(prompt: string | readonly ContentBlock[], overrides: AskOptions = {}): Promise<unknown> {
     checkAskArguments(prompt, overrides);
     const request = this.#execRequest(prompt, overrides);
-    // Asked from outside, the loop is an entry of this agent: its own reach policy holds (as for its methods and turns).
-    const result = await enterTurn(this, request.context!, () => (overrides.runtime ?? this.runtime).exec(request), "ask");
+    const runtime = overrides.runtime ?? this.runtime;
+    // Asked from outside, the loop is an entry of this agent, as its methods and turns are: its reach policy, its fallback.
+    const result = await enterTurn(this, request.context!, () => runtime.exec(request), { kind: "ask", entry: this.#entryOn(runtime), args: [prompt] });
+    if ("fallback" in result) return result.fallback;
     return request.responseFormat === undefined ? result.text : result.output;
   }
 
@@ -170,7 +179,8 @@ export class Agent<Output = string> implements ScopeOwner {
     checkAskArguments(prompt, overrides);
     const runtime = overrides.runtime ?? this.runtime;
     const request = this.#execRequest(prompt, overrides);
-    return new RunStream((listener) => enterTurn(this, request.context!, () => runtime.exec({ ...request, listener }), "stream"));
+    // No fallback for a stream (its result is a run's): a refusal ends it `error`.
+    return new RunStream((listener) => enterTurn(this, request.context!, () => runtime.exec({ ...request, listener }), { kind: "stream", entry: this.#entryOn(runtime) }) as Promise<ExecResult>);
   }
 
   /**
@@ -275,11 +285,12 @@ export class Agent<Output = string> implements ScopeOwner {
   /** One turn's run on `context`: a fresh one, or a paused one carried on. */
   async #turn(input: string | readonly ContentBlock[], context: Context, options: TurnOptions, resume: RunResumption | undefined): Promise<TurnResult> {
     let finished: RunResult | undefined;
+    let mark: TurnMark | undefined;
     const exec: ExecRequest = {
       ...this.#execRequest(input, { context, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
       turn: {
         ...(resume === undefined ? {} : { resume }),
-        pauseRequested: () => this.#controls.takePause(),
+        pauseRequested: () => mark !== undefined && this.#controls.takePause(mark),
       },
       steering: () => this.#controls.takeSteering(),
       onFinish: (result) => (finished = result),
@@ -289,23 +300,14 @@ export class Agent<Output = string> implements ScopeOwner {
     let result;
     try {
       // A turn enters the agent as its methods do: depth, reach (a refusal fails the turn before any request), span.
-      result = await this.#controls.running(() => enterTurn(this, context, () => this.runtime.exec(exec)));
+      result = await this.#controls.running((running) => {
+        mark = running;
+        return enterTurn(this, context, () => this.runtime.exec(exec)) as Promise<ExecResult>;
+      });
     } catch (error) {
       return turnResult(finished ?? { text: "", status: "error", usage: NO_USAGE, requests: 0, toolCalls: 0, error }, writer);
     }
-    const stopped = result.paused;
-    if (stopped === undefined) return turnResult(result.run, writer);
-    const waiting = stopped.pending[0];
-    const continuation: TurnContinuation = {
-      version: 1,
-      id: newContinuationId(),
-      reason: stopped.reason,
-      sessionId: writer?.sessionId,
-      ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),
-      // A JSON round trip: the continuation is data, whatever the content blocks held.
-      run: JSON.parse(JSON.stringify(stopped)) as PausedRun,
-    };
-    return { ...turnResult(result.run, writer), status: "paused", continuation };
+    return result.paused === undefined ? turnResult(result.run, writer) : pausedTurnResult(result.run, result.paused, writer);
   }
 
   /**
@@ -364,7 +366,9 @@ export class Agent<Output = string> implements ScopeOwner {
       maxIterations: 1,
     });
     const { responseFormat: _format, ...plain } = request;
-    return chosenId((await enterTurn(this, plain.context!, () => (overrides.runtime ?? this.runtime).exec(plain), "choose")).text, choices);
+    const runtime = overrides.runtime ?? this.runtime;
+    const answered = await enterTurn(this, plain.context!, () => runtime.exec(plain), { kind: "choose", entry: this.#entryOn(runtime), args: [prompt, options] });
+    return "fallback" in answered ? (answered.fallback as string) : chosenId(answered.text, choices);
   }
 
   /** The agent's `tool: true` methods as tools bound to this instance. */

@@ -1,29 +1,34 @@
 const NOTHING_STEERED: readonly string[] = Object.freeze([]);
 
+/** One running turn, as {@link TurnControls} knows it. @internal */
+export type TurnMark = { readonly turn: number };
+
 /**
  * What a caller asks of an agent's turns while they run: a pause at the
  * next safe point, and steered input for the next request. A pause asked
- * while turns run is for them (forgotten when the last of them ends, so a
- * turn that finished first never pauses a later one); asked with none
- * running, it is for the next turn. Steered input is taken by a turn's
- * requests only, never by a request made inside one of its tool calls.
+ * while turns run is for each of them (a turn that ends without reaching a
+ * safe point forgets it); asked with none running, it is for the next turn
+ * to start (and forgotten when that turn ends). Steered input is taken by
+ * a turn's requests only, never by a request made inside one of its tool
+ * calls.
  * @internal
  */
 export class TurnControls {
-  #pause: false | "running" | "next" = false;
-  #running = 0;
+  readonly #running = new Set<TurnMark>();
+  readonly #pausing = new Set<TurnMark>();
+  #next = false;
+  #count = 0;
   readonly #steering: string[] = [];
 
   /** Asks the running turns (else the next one) to pause. */
   requestPause(): void {
-    this.#pause = this.#running > 0 ? "running" : "next";
+    if (this.#running.size === 0) this.#next = true;
+    for (const mark of this.#running) this.#pausing.add(mark);
   }
 
-  /** At a safe point: whether a pause was asked (and then no longer). */
-  takePause(): boolean {
-    const requested = this.#pause !== false;
-    this.#pause = false;
-    return requested;
+  /** At a safe point of turn `mark`: whether a pause was asked of it (and then no longer). */
+  takePause(mark: TurnMark): boolean {
+    return this.#pausing.delete(mark);
   }
 
   /** Queues input for a turn's next request. */
@@ -36,13 +41,19 @@ export class TurnControls {
     return this.#steering.length === 0 ? NOTHING_STEERED : this.#steering.splice(0);
   }
 
-  /** Runs one turn, counted as running while it does. */
-  async running<R>(turn: () => Promise<R>): Promise<R> {
-    this.#running++;
+  /** Runs one turn, counted as running while it does; a pause asked before it started is its own. */
+  async running<R>(turn: (mark: TurnMark) => Promise<R>): Promise<R> {
+    const mark: TurnMark = { turn: ++this.#count };
+    this.#running.add(mark);
+    if (this.#next) {
+      this.#next = false;
+      this.#pausing.add(mark);
+    }
     try {
-      return await turn();
+      return await turn(mark);
     } finally {
-      if (--this.#running === 0 && this.#pause === "running") this.#pause = false;
+      this.#running.delete(mark);
+      this.#pausing.delete(mark);
     }
   }
 }

@@ -112,3 +112,37 @@ describe("a resumed turn keeps its own input under a history filter", () => {
     });
   }
 });
+
+describe("pause() is for the turns it was asked of", () => {
+  it("asked before any turn: the next turn takes it; if that turn ends without a safe point, a later turn is not paused", async () => {
+    const model = new ScriptedProvider(["first answer", { toolCalls: [{ name: "check", input: { service: "api" } }] }, "second answer"]);
+    const op = new Operator({ runtime: new Runtime({ provider: model }) });
+    op.pause();
+    expect((await op.chat("one")).status).toBe("completed");
+    expect((await op.chat("two")).status).toBe("completed");
+  });
+
+  it("asked while two turns run: both pause", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let inside = 0;
+    let bothIn!: () => void;
+    const both = new Promise<void>((resolve) => (bothIn = resolve));
+    class Op extends Agent {
+      static methodOptions = { check: { tool: true, description: "Check." } };
+      async check(): Promise<string> {
+        if (++inside === 2) bothIn();
+        await gate;
+        return "ok";
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "check", input: {} }] }], { whenExhausted: "repeat-last" });
+    const op = new Op({ runtime: new Runtime({ provider: model, maxIterations: 5 }) });
+    const first = op.runTurn({ input: "one" }, { context: Context.forSession(new InMemorySessionStore(), "a") });
+    const second = op.runTurn({ input: "two" }, { context: Context.forSession(new InMemorySessionStore(), "b") });
+    await both;
+    op.pause();
+    release();
+    expect((await Promise.all([first, second])).map((turn) => turn.status)).toEqual(["paused", "paused"]);
+  });
+});

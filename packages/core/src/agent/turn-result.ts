@@ -1,6 +1,8 @@
 import type { Context } from "../context/context";
 import type { RunResult } from "../runtime/run-result";
-import type { TurnResult } from "./turns";
+import type { PausedRun } from "../runtime/turn-pause";
+import type { TurnContinuation, TurnResult } from "./turns";
+import { newContinuationId } from "./consume-continuation";
 
 /** The usage of a turn that made no request. */
 export const NO_USAGE = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
@@ -23,4 +25,19 @@ export function turnResult(run: RunResult, writer: Context["store"]): TurnResult
     headId,
     ...(run.status === "completed" || run.status === "paused" ? {} : { error: run.error }),
   };
+}
+
+/** A paused turn's result: its continuation, plain JSON, naming the call that waits for approval (if one does). */
+export function pausedTurnResult(run: RunResult, stopped: PausedRun, writer: Context["store"]): TurnResult {
+  const waiting = stopped.pending[0];
+  const continuation: TurnContinuation = {
+    version: 1,
+    id: newContinuationId(),
+    reason: stopped.reason,
+    sessionId: writer?.sessionId,
+    ...(waiting === undefined ? {} : { awaiting: { toolCallId: waiting.id, toolName: waiting.name, input: waiting.input } }),
+    // A JSON round trip: the continuation is data, whatever the content blocks held.
+    run: JSON.parse(JSON.stringify(stopped)) as PausedRun,
+  };
+  return { ...turnResult(run, writer), status: "paused", continuation };
 }

@@ -39,8 +39,8 @@ export function enterAgent(
   events: RunEvents | undefined,
   sessionId: string | undefined,
   nodeId: string | undefined,
+  entry: ScopeOwner["agentEntry"] = owner?.agentEntry,
 ): AgentEntry {
-  const entry = owner?.agentEntry;
   const agent = entry !== undefined ? owner : parent?.agent;
   if (entry === undefined || parent?.agent === owner) {
     return { agentDepth: parent?.agentDepth ?? 0, agent, reach: parent?.reach, refusal: undefined, trace: parent?.trace, span: undefined };
