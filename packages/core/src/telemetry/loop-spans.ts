@@ -96,12 +96,18 @@ export function startToolSpan(tracing: LoopTracing, scope: CallScope, call: Tool
   return span;
 }
 
-/** Puts a tool call's outcome on its span: the result (with captureContent), status ERROR for an error result. */
+/**
+ * Puts a tool call's outcome on its span: the result (with captureContent),
+ * status ERROR for an error result. The error result's text quotes the
+ * call's arguments or the tool's data, so it is the status message only
+ * with captureContent; without, the message names the error type and tool.
+ */
 export function resultToolSpan(tracing: LoopTracing, span: Span, block: ToolResultBlock, error: unknown): void {
   if (!span.isRecording()) return;
   if (tracing.captureContent) span.setAttribute("gen_ai.tool.call.result", contentAttribute(block.content));
   if (block.isError !== true) return;
-  const message = typeof block.content === "string" ? block.content : contentAttribute(block.content);
-  span.setStatus({ code: otel().SpanStatusCode.ERROR, message });
-  span.setAttribute("error.type", error instanceof Error ? error.name || "Error" : "tool_error");
+  const type = error instanceof Error ? error.name || "Error" : "tool_error";
+  const content = typeof block.content === "string" ? block.content : contentAttribute(block.content);
+  span.setStatus({ code: otel().SpanStatusCode.ERROR, message: tracing.captureContent ? content : `${type} in tool call` });
+  span.setAttribute("error.type", type);
 }
