@@ -244,7 +244,12 @@ class McpToolSource {
         continue;
       }
       seen.add(name);
-      tools.push(this.toolFor(description));
+      try {
+        tools.push(this.toolFor(description));
+      } catch (error) {
+        // One tool the model could not be offered (its schema) never takes the server's other tools with it.
+        this.warn("REIN_MCP_TOOL_SKIPPED", `mcpTools: skipped the MCP tool '${name}': ${errorMessage(error)}`);
+      }
     }
     this.tools.splice(0, this.tools.length);
     for (const tool of tools) this.tools.push(tool);
@@ -285,7 +290,7 @@ function mcpTool(source: McpToolSource, description: McpToolDescription): Tool {
   const { name } = description;
   const text = description.description ?? "";
   const parameters = (typeof description.inputSchema === "object" && description.inputSchema !== null ? description.inputSchema : { type: "object" }) as JsonSchema;
-  const schema = resolveSchema(parameters, `MCP tool '${name}'`);
+  const schema = resolveSchema(parameters, `MCP tool '${name}'`, true);
   const frame: Frame = { key: `mcp:${name}`, name, kind: "tool" };
   const info = { name, doc: text, expose: "full" as const, toolName: name, isAsync: true };
   const call = (args: Record<string, unknown>, options: ToolExecuteOptions): Promise<unknown> => callMcpTool(source, name, args, options.signal);

@@ -33,9 +33,10 @@ export function isStandardSchema(value: unknown): value is StandardSchemaLike {
   return typeof value === "object" && value !== null && "~standard" in value;
 }
 
-/** Normalises tool parameters. `where` names the tool or method in error messages. */
-export function resolveSchema(parameters: ParametersSchema, where: string): ResolvedSchema {
-  if (isStandardSchema(parameters)) {
+/** Normalises tool parameters. `where` names the tool or method in error messages; `fromJson`: the schema came as JSON (read as JSON Schema only). */
+export function resolveSchema(parameters: ParametersSchema, where: string, fromJson = false): ResolvedSchema {
+  // A schema that came as JSON (an MCP tool's) is JSON Schema, whatever keys it holds: never a schema library's object.
+  if (!fromJson && isStandardSchema(parameters)) {
     const jsonSchema = standardToJsonSchema(parameters, where);
     return {
       jsonSchema,
