@@ -16,6 +16,6 @@ export {
   ContextHeadError,
   ContextStoreError,
 } from "./core-errors";
-export { ToolTimeoutError } from "./tool-timeout-error";
+export { ToolTimeoutError } from "@rein/guard";
 export { ContinuationConsumedError } from "./continuation-consumed-error";
 export { McpToolError } from "./mcp-tool-error";

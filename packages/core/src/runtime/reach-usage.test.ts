@@ -24,6 +24,9 @@ function spender(first: Usage): ModelProvider & { requests: number } {
         usage: provider.requests === 1 ? first : { inputTokens: 400, outputTokens: 100 },
       };
     },
+    async *stream() {
+      yield { type: "response" as const, response: await provider.complete() };
+    },
   };
   return provider;
 }

@@ -1,7 +1,7 @@
 import * as guard from "@rein/guard";
 import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError, describeError, errorMessage } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
-import { ToolTimeoutError } from "../errors/tool-timeout-error";
+import { ToolTimeoutError } from "@rein/guard";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { ProviderError } from "../model/provider-errors";
 import { deriveScope, type CallScope } from "../scope/call-scope";

@@ -50,13 +50,14 @@ export function resolveSchema(parameters: ParametersSchema, where: string, fromJ
       },
     };
   }
-  if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
+  const json = parameters as JsonSchema;
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new TypeError(`${where}: parameters must be a JSON Schema object or a zod (Standard Schema) schema`);
   }
-  if (parameters["type"] !== undefined && parameters["type"] !== "object") {
-    throw new TypeError(`${where}: parameters must describe an object (type "object"), got type ${JSON.stringify(parameters["type"])}`);
+  if (json["type"] !== undefined && json["type"] !== "object") {
+    throw new TypeError(`${where}: parameters must describe an object (type "object"), got type ${JSON.stringify(json["type"])}`);
   }
-  const jsonSchema: JsonSchema = { type: "object", properties: {}, ...parameters };
+  const jsonSchema: JsonSchema = { type: "object", properties: {}, ...json };
   return {
     jsonSchema,
     async validate(args) {

@@ -1,4 +1,4 @@
-import { SystemFailureError } from "@rein/guard";
+import { SystemFailureError } from "./rein-error";
 
 /**
  * A tool call ran longer than its `timeout` (`methodOptions.timeout`, or
