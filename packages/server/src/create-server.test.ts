@@ -85,6 +85,22 @@ describe("POST /v1/agent/run", () => {
     }
   });
 
+  it("a signed header claiming to live longer than maxPolicyTtlMs → 400 (a captured one cannot be replayed that long); the option raises the bound; a bad one is a TypeError", async () => {
+    process.env.REIN_POLICY_SECRET = "server-secret";
+    try {
+      const tenMinutes = encodePolicyHeader({ depth: 3 }, { ttlMs: 10 * 60_000 });
+      const refused = await post(app, { entry: "add", args: [1, 1] }, { "X-Agent-Policy": tenMinutes });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: { type: "invalid_policy", message: expect.stringContaining("maxTtlMs") } });
+      const patient = createServer({ entries, maxPolicyTtlMs: 15 * 60_000 });
+      const accepted = await post(patient, { entry: "add", args: [1, 1] }, { "X-Agent-Policy": tenMinutes });
+      expect(await accepted.json()).toMatchObject({ result: 2 });
+      expect(() => createServer({ entries, maxPolicyTtlMs: 0 })).toThrow(/maxPolicyTtlMs must be a positive number/);
+    } finally {
+      delete process.env.REIN_POLICY_SECRET;
+    }
+  });
+
   it("an exhausted budget (depth 0) → 403 reach_exceeded without running", async () => {
     const response = await post(app, { entry: "research", task: "x" }, { "X-Agent-Policy": header(0) });
     expect(response.status).toBe(403);

@@ -94,6 +94,14 @@ export interface CreateServerOptions {
    * @default undefined (runs happen in the request only)
    */
   readonly queue?: BackgroundQueue;
+  /**
+   * The furthest ahead a received `X-Agent-Policy`'s expiry may lie, in ms
+   * (`decodePolicyHeader`'s `maxTtlMs`): raise it for callers that encode
+   * with a longer `ttlMs`. A header claiming to live longer is 400
+   * `invalid_policy`, so a captured one cannot be replayed for longer.
+   * @default 360_000 (the default ttlMs, 5 minutes, plus a minute of clock skew)
+   */
+  readonly maxPolicyTtlMs?: number;
 }
 
 
@@ -121,6 +129,10 @@ export function createServer(options: CreateServerOptions): Hono {
   const ownsStore = options.store === undefined;
   const store = options.store ?? new InMemorySessionStore();
   const policy = options.reach ?? new ReachPolicy();
+  const maxTtlMs = options.maxPolicyTtlMs;
+  if (maxTtlMs !== undefined && !(typeof maxTtlMs === "number" && Number.isFinite(maxTtlMs) && maxTtlMs > 0)) {
+    throw new TypeError(`createServer({ maxPolicyTtlMs }): maxPolicyTtlMs must be a positive number of milliseconds, not ${String(maxTtlMs).slice(0, 40)}`);
+  }
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const report = options.onInternalError ?? reportToStderr;
@@ -186,7 +198,7 @@ export function createServer(options: CreateServerOptions): Hono {
    */
   const admit = (c: HonoContext, caller: Caller, work: string): Admitted => {
     const mint = options.mintRootBudget === true && (caller.mayMint || !policySecretSet());
-    const { budget, callerRunId } = receivedBudget(c.req.header("x-agent-policy"), mint, policy);
+    const { budget, callerRunId } = receivedBudget(c.req.header("x-agent-policy"), mint, policy, maxTtlMs);
     if (budget.depth === 0) throw new RequestError("reach_exceeded", `reach exceeded: X-Agent-Policy has depth 0 left; ${work} would use one level`);
     const proposed = c.req.header("x-run-id");
     if (proposed !== undefined && (!RUN_ID.test(proposed) || state.runs.has(flightKey(caller.owner, proposed)) || feed.approvals.isParked(caller.owner, proposed))) throw badRunId();
