@@ -88,5 +88,5 @@ export type { SyncWorkerBridgeOptions, WorkerEnds, WorkerFailure, WorkerReply, W
 export * as optionSchema from "./options/option-schema";
 export type { OptionsSchema, Rule, Shape, Problem, ValueKind } from "./options/option-schema";
 export { randomIdText } from "./random-id-text";
-export { hasUnstorableText, storableJson, storableOrNull, storableText } from "./storable-text";
+export { hasUnstorableText, sameJsonWhenStored, storableJson, storableOrNull, storableText } from "./storable-text";
 export { MAX_SESSION_ID_LENGTH } from "./session-arguments";

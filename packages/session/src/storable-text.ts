@@ -36,6 +36,18 @@ export function storableJson(json: string): string {
   return json.replace(/(\\+)u(?:0000|d[89a-f][0-9a-f]{2})/gi, (match, slashes: string) => (slashes.length % 2 === 1 ? `${slashes.slice(0, -1)}\\ufffd` : match));
 }
 
+/**
+ * Whether two JSON texts are the same once a store has kept them: equal,
+ * or equal with each NUL and lone surrogate as U+FFFD (what PostgreSQL
+ * gives back). A resumed run compares a finished step's saved input so.
+ * @internal
+ */
+export function sameJsonWhenStored(a: string, b: string): boolean {
+  if (a === b) return true;
+  const kept = (json: string) => JSON.stringify(JSON.parse(storableJson(json)));
+  return kept(a) === kept(b);
+}
+
 /** An optional text field (a session's agent id or title) as a database keeps it: {@link storableText}, or null. @internal */
 export function storableOrNull(text: string | null | undefined): string | null {
   return text === undefined || text === null ? null : storableText(text);

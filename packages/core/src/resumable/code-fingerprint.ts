@@ -16,7 +16,9 @@ function hash(text: string): string {
 export function codeFingerprint(name: string, method: (...args: never[]) => unknown, helpers: readonly ((...args: never[]) => unknown)[]): CodeFingerprint {
   const parts: Record<string, string> = { [name]: hash(Function.prototype.toString.call(method)) };
   helpers.forEach((helper, index) => {
-    parts[`helper ${helper.name || `#${index}`}`] = hash(Function.prototype.toString.call(helper));
+    // Helpers often share a name (`format` of two modules): a repeated name gets its position, so none hides another.
+    const named = `helper ${helper.name || `#${index}`}`;
+    parts[named in parts ? `${named} #${index}` : named] = hash(Function.prototype.toString.call(helper));
   });
   const fingerprint = hash(
     Object.entries(parts)

@@ -58,7 +58,7 @@ export class SavedRun {
         this.nodes.set(child.id, child);
         pending.push(child.id);
         const metadata = child.metadata;
-        if (typeof metadata["step"] !== "string") continue;
+        if (typeof metadata["step"] !== "string" || metadata["superseded"] === true) continue;
         steps.push({
           id: child.id,
           name: metadata["step"],

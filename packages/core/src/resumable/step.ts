@@ -1,4 +1,4 @@
-import { jsonProblem } from "@rein/session";
+import { jsonProblem, sameJsonWhenStored } from "@rein/session";
 import * as guard from "@rein/guard";
 import { InterruptedError } from "../errors/core-errors";
 import { describeError } from "@rein/guard";
@@ -169,14 +169,15 @@ function runStep<A extends unknown[], R>(
           stepLabel(saved.name, saved.occurrence),
         );
       }
-      if (saved.inputText !== inputText) {
+      if (!sameJsonWhenStored(saved.inputText, inputText)) {
         throw run.pause("incompatible", `the input of finished ${kind} "${label}" changed (saved ${saved.inputText}, now ${inputText})`, label);
       }
       run.replayed++;
       return (saved.isAsync ? Promise.resolve(saved.output) : saved.output) as R;
     }
-    // An unfinished step runs again on its own node; one the code no longer calls here is left as it was.
+    // An unfinished step runs again on its own node; one the code no longer calls here is superseded (skipped on resume).
     if (same) reopened = saved.id;
+    else run.update(saved.id, { metadata: { superseded: true } });
   }
   if (run.leaseLost) {
     throw run.pause("lease-lost", `this worker lost the lease of run ${run.runId} (another worker may be running it): ${kind} "${label}" was not started`, label);
