@@ -145,12 +145,12 @@ describe("while the server closes, nothing starts (flight.ts)", () => {
     expect(((await (await app.request("/healthz")).json()) as { status: string }).status).toBe("closing");
     const newRun = await post("/v1/agent/run", { entry: "quick", task: "x" });
     const answer = await post(`/v1/runs/paused-close-1/approvals/${encodeURIComponent(toolCallId)}`, { approve: true });
-    const answerBody = await answer.text();
+    const answerBody = (await answer.json()) as { error: { type: string } };
     await closing;
     await holding;
-    console.log({ newRun: newRun.status, answer: answer.status, answerBody, deployments });
     expect(newRun.status).toBe(503);
     expect(answer.status).toBe(503);
+    expect(answerBody.error.type).toBe("shutting_down");
     expect(deployments).toEqual([]);
   }, 10_000);
 });
