@@ -85,8 +85,10 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
 
   // Every query of the store follows keys through indexes. The planner
   // cannot estimate a recursive walk (readAncestry, listBranches) and
-  // hashes the whole session for it: 80 ms instead of 1 ms at 100k nodes.
-  const SETTINGS = `SET lock_timeout = ${Math.max(1, Math.round(data.busyTimeoutMs))}; SET enable_hashjoin = off; SET enable_mergejoin = off`;
+  // hashes the whole session for it: 80 ms instead of 1 ms at 100k nodes;
+  // and after statistics taken while a table was small (autovacuum may
+  // take them at any moment) it scans the table for a commit's key lookups.
+  const SETTINGS = `SET lock_timeout = ${Math.max(1, Math.round(data.busyTimeoutMs))}; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off`;
   if (pool !== undefined) {
     // A pooled connection gets the same lock wait and the same plans.
     pool.on("connect", (pooled) => {
