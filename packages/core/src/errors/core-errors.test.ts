@@ -10,7 +10,7 @@ import {
   OverloadedError,
   ProviderError,
   RateLimitError,
-} from "../model/provider-errors";
+} from "@rein/guard";
 import {
   ForeignDatabaseError,
   SessionExistsError,
@@ -123,9 +123,9 @@ describe("core error families", () => {
 
   it("with every class minified to 't' and loaded from a duplicate copy, RateLimitError does not match an AuthenticationError", () => {
     // Regression: isInstance compared constructor names, so after minification every class matched every other.
-    let copy: typeof import("../model/provider-errors") | undefined;
+    let copy: typeof import("../../../guard/src/errors/provider-errors") | undefined;
     jest.isolateModules(() => {
-      copy = require("../model/provider-errors") as typeof import("../model/provider-errors");
+      copy = require("../../../guard/src/errors/provider-errors") as typeof import("../../../guard/src/errors/provider-errors");
     });
     const errors = copy!;
     for (const errorClass of [errors.ProviderError, errors.AuthenticationError, errors.RateLimitError, errors.OverloadedError]) {

@@ -21,8 +21,8 @@ export {
   OverloadedError,
   ContextOverflowError,
   ProviderTimeoutError,
-} from "./provider-errors";
-export type { ProviderErrorDetails } from "./provider-errors";
+} from "@rein/guard";
+export type { ProviderErrorDetails } from "@rein/guard";
 export { ScriptedProvider } from "./scripted-provider";
 export type { ScriptedTurn } from "./scripted-provider";
 export type { ScriptedProviderOptions } from "./scripted-provider-options";

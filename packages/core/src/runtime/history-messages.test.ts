@@ -1,5 +1,5 @@
 import { InMemorySessionStore } from "@rein/session";
-import { ContextOverflowError, ProviderError } from "../model/provider-errors";
+import { ContextOverflowError, ProviderError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import { ScriptedProvider } from "../model/scripted-provider";

@@ -1,7 +1,7 @@
 import { types } from "node:util";
 import type { ContentBlock, Message } from "../model/content";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
-import { ProviderError } from "../model/provider-errors";
+import { ProviderError } from "@rein/guard";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
 import { describeError, costOf, tokenCount, priceOf, type ModelPrice, type Pricing } from "@rein/guard";

@@ -4,7 +4,7 @@ import { Context } from "../context/context";
 import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelRequest, ToolChoice, Usage } from "../model/model-provider";
-import { ContextOverflowError } from "../model/provider-errors";
+import { ContextOverflowError } from "@rein/guard";
 import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";

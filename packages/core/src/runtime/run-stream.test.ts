@@ -1,7 +1,7 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamEvent } from "../model/model-provider";
-import { ProviderError } from "../model/provider-errors";
+import { ProviderError } from "@rein/guard";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { InMemorySessionStore } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";

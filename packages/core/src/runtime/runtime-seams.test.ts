@@ -2,7 +2,7 @@ import { EventEmitter, getEventListeners } from "node:events";
 import { runInFrame, ToolLoopError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { ProviderError } from "../model/provider-errors";
+import { ProviderError } from "@rein/guard";
 import { ScriptedProvider, type ScriptedTurn } from "../model/scripted-provider";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
 import { CancelledError } from "../errors/core-errors";

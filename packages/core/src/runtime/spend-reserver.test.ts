@@ -10,7 +10,7 @@
 import { ReachError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { ProviderError } from "../model/provider-errors";
+import { ProviderError } from "@rein/guard";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
 import type { RunEvent } from "./runtime-events";
 import { estimateTokens } from "./model-request-gate";

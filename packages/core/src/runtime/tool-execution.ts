@@ -3,7 +3,7 @@ import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolErr
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
 import { ToolTimeoutError } from "@rein/guard";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
-import { ProviderError } from "../model/provider-errors";
+import { ProviderError } from "@rein/guard";
 import { deriveScope, type CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
 import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";

@@ -1,4 +1,4 @@
-import { SystemFailureError } from "@rein/guard";
+import { SystemFailureError } from "./rein-error";
 
 /** Fields shared by every provider failure. */
 export interface ProviderErrorDetails {
