@@ -3,7 +3,7 @@ import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";
-import { ContextHeadError, ContextStoreError } from "../errors/core-errors";
+import { ContextHeadError, ContextProviderError, ContextStoreError } from "../errors/core-errors";
 import { currentReach, withReachBudget } from "../runtime/reach";
 import { Context, DELETE } from "./context";
 
@@ -135,5 +135,24 @@ describe("Context and sessions", () => {
     const store = new InMemorySessionStore();
     store.createSession("a", {});
     expect(() => Context.forSession(new SessionNodeWriter(store, "a"), "b")).toThrow("writer for session 'a'");
+  });
+});
+
+describe("a block the model cannot be shown", () => {
+  it("a provider answering a bigint, a function or a symbol fails with ContextProviderError naming it; a static block so is a TypeError naming it; nothing is sent", async () => {
+    for (const value of [10n, () => "x", Symbol("s")]) {
+      const model = new ScriptedProvider(["never"]);
+      const agent = new Agent({ runtime: new Runtime({ provider: model }), context: new Context({}, { providers: { budget: () => value } }) });
+      const error = await agent.ask("go").catch((caught: unknown) => caught);
+      expect(ContextProviderError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/^Context provider 'budget' failed: Context block 'budget' (cannot be shown to the model \(.*BigInt.*\)|is a (function|symbol), which cannot be shown to the model): give it a string or a JSON value$/);
+      expect(model.requests).toHaveLength(0);
+    }
+    const model = new ScriptedProvider(["never"]);
+    const agent = new Agent({ runtime: new Runtime({ provider: model }), context: new Context({ limit: 10n }) });
+    const error = await agent.ask("go").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/^Context block 'limit' cannot be shown to the model/);
+    expect(model.requests).toHaveLength(0);
   });
 });

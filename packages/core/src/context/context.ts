@@ -1,4 +1,4 @@
-import { withFrameData } from "@rein/guard";
+import { errorMessage, withFrameData } from "@rein/guard";
 import { ContextProviderError } from "../errors/core-errors";
 import type { TextBlock } from "../model/content";
 import { currentScope, deriveScope } from "../scope/call-scope";
@@ -328,13 +328,11 @@ export class Context implements Iterable<[string, unknown]> {
       }
     }
     for (const [name, provider] of this.providers) {
-      let value: unknown;
       try {
-        value = await provider(this);
+        pushBlock(blocks, name, await provider(this));
       } catch (error) {
         throw new ContextProviderError(name, error);
       }
-      pushBlock(blocks, name, value);
     }
     return blocks;
   }
@@ -349,9 +347,16 @@ export class Context implements Iterable<[string, unknown]> {
   }
 }
 
+/** Adds block `name` as the model reads it; a value that is neither text nor JSON (a bigint, a function) is a `TypeError` naming it. */
 function pushBlock(blocks: TextBlock[], name: string, value: unknown): void {
   if (value === undefined || value === null || value === DELETE) return;
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  let text: string | undefined;
+  try {
+    text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  } catch (error) {
+    throw new TypeError(`Context block '${name}' cannot be shown to the model (${errorMessage(error)}): give it a string or a JSON value`);
+  }
+  if (text === undefined) throw new TypeError(`Context block '${name}' is a ${typeof value}, which cannot be shown to the model: give it a string or a JSON value`);
   blocks.push({ type: "text", text: `<context name="${escapeAttribute(name)}">\n${text}\n</context>` });
 }
 
