@@ -33,6 +33,9 @@ describe("rein --help and usage errors", () => {
     [["run", "examples/cli-chain.ts#plan", "--taks", "x"], /^error: unknown option '--taks'\n\(Did you mean --task\?\)/],
     [["run", "examples/cli-chain.ts", "--task", "x"], /expected <module>#<entry>/],
     [["run", "examples/cli-chain.ts#plan", "--task", "x", "--max-reach", "zero"], /--max-reach must be a positive integer, got 'zero'/],
+    // Decimal digits only, as the spend-cap flags take them (hex and exponent forms were accepted).
+    [["run", "examples/cli-chain.ts#plan", "--task", "x", "--max-reach", "1e3"], /--max-reach must be a positive integer, got '1e3'/],
+    [["serve", "examples/cli-chain.ts", "--port", "0x50"], /--port must be an integer from 0 to 65535, got '0x50'/],
     [["run", "examples/no-such-module.ts#plan", "--task", "x"], /module not found: .*no-such-module\.ts/],
     [["sessions", "export", "s1", "--format", "xml"], /Allowed choices are mermaid, dot, json/],
     // A run id recorded when ids could begin with '-': commander takes it for an option; rein says what to type.

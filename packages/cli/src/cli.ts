@@ -38,7 +38,8 @@ Examples:
 
 function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
-    const number = Number(value);
+    // Decimal digits only, as the spend-cap flags take them: `0x50` and `1e3` are not ports or counts.
+    const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isInteger(number) || number < min || number > max) {
       const range = max !== Number.MAX_SAFE_INTEGER ? `an integer from ${min} to ${max}` : min === 1 ? "a positive integer" : `an integer of at least ${min}`;
       throw new CliUsageError(`${flag} must be ${range}, got '${value}'`);
