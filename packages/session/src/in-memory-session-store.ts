@@ -20,6 +20,7 @@ import {
   SessionNodeNotFoundError,
   SessionNotFoundError,
   SessionStoreClosedError,
+  SessionStoreError,
 } from "./session-errors";
 import { flushPendingWriters, releaseSharedWriter, releaseSharedWriters } from "./writer-registry";
 import { applyUpdate, withSeq } from "./node-update";
@@ -152,6 +153,8 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
   registerRun(runId: string, sessionId: string, name: string, leaseMs: number): void {
     checkRunArguments("InMemorySessionStore.registerRun", runId, leaseMs);
     this.session(sessionId);
+    // As the databases' primary key refuses it: a second registration would reset the lease epoch of a live run.
+    if (this.runs.has(runId)) throw new SessionStoreError(`run ${runId} is registered already`, this.location);
     const now = Date.now();
     this.runs.set(runId, { runId, sessionId, name, state: "running", reason: null, leaseUntil: now + leaseMs, updatedAt: now, createdAt: now, leaseEpoch: 1 });
   }
@@ -274,11 +277,16 @@ export class InMemorySessionStore implements SessionStoreLike, RunLeaseStore, Co
     for (const fence of commitFences("InMemorySessionStore.commit", options)) this.checkFence(fence);
     // Checked before anything changes, so a conflict leaves the session as it was.
     let stored = 0;
+    // A node new to the session may come twice in one commit: the first is stored, the second is a repeat like any other.
+    const fresh = operations.length > 1 ? new Map<string, SessionNode>() : undefined;
     for (let index = 0; index < operations.length; index++) {
       const operation = operations[index]!;
       if (operation.kind !== "append") continue;
-      const existing = session.graph.get(operation.node.id);
-      if (existing === undefined) continue;
+      const existing = session.graph.get(operation.node.id) ?? fresh?.get(operation.node.id);
+      if (existing === undefined) {
+        fresh?.set(operation.node.id, operation.node);
+        continue;
+      }
       if (!sameNode(existing, operation.node)) throw new SessionNodeConflictError(sessionId, existing.id, this.location);
       stored++;
     }

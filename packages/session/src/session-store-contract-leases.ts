@@ -31,6 +31,17 @@ export function describeLeasesContract(context: StoreUnderTest): void {
       expect(runs.claimRun("no-such-run", ["running"], 1_000)).toBe(false);
     });
 
+    test("registerRun of a run id already registered is refused with a store error; the run, its lease and its epoch stand", () => {
+      context.store.createSession("s1");
+      const runs = leases();
+      runs.registerRun("run-a", "s1", "Job.run", 30_000);
+      runs.releaseRun("run-a", "interrupted", null);
+      expect(runs.claimRun("run-a", ["interrupted"], 30_000)).toBe(true);
+      const before = runs.getRun("run-a")!;
+      expect(() => runs.registerRun("run-a", "s1", "Job.other", 30_000)).toThrow(expect.objectContaining({ name: expect.stringMatching(/StoreError$/) }));
+      expect(runs.getRun("run-a")).toMatchObject({ name: "Job.run", state: "running", leaseEpoch: before.leaseEpoch });
+    });
+
     test("the holder renews its lease; a release records the state and reason and frees the lease; a live lease cannot be claimed", () => {
       context.store.createSession("s1");
       const runs = leases();

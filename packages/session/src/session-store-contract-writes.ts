@@ -108,6 +108,15 @@ export function describeWritesContract(context: StoreUnderTest): void {
       expect(context.store.hasNode("s1", "c")).toBe(false);
     });
 
+    test("one new node twice in a single commit is stored once; the seq reported for it is the seq it was stored under, with no gap after it", () => {
+      context.store.createSession("s1");
+      const result = context.store.commit("s1", [append(node("a", 0)), append(node("a", 0)), append(node("b", 1))]);
+      const stored = context.store.readNodes("s1");
+      expect(stored.map((each) => each.id)).toEqual(["a", "b"]);
+      expect(result.seqs.get("a")).toBe(stored[0]!.seq);
+      expect(stored[1]!.seq).toBe(stored[0]!.seq + 1);
+    });
+
     test("a writer's load() commits its queue and reads the session back as a graph", () => {
       context.store.createSession("s1");
       const writer = new SessionNodeWriter(context.store, "s1", { batching: "manual" });
