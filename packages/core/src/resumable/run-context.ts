@@ -88,7 +88,7 @@ export class SavedRun {
   /** The first external step that started and has no saved result. */
   unfinishedExternal(): SessionNode | undefined {
     for (const node of this.nodes.values()) {
-      if (node.metadata["external"] === true && node.metadata["status"] !== "completed") return node;
+      if (node.metadata["external"] === true && node.metadata["status"] !== "completed" && node.metadata["superseded"] !== true) return node;
     }
     return undefined;
   }

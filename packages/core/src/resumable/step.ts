@@ -155,11 +155,18 @@ function runStep<A extends unknown[], R>(
   const inputText = JSON.stringify(args);
   const occurrence = sequence.occurrence(name);
   const label = stepLabel(name, occurrence);
+  const matches = (step: { name: string; occurrence: number; kind: string }) => step.name === name && step.occurrence === occurrence && step.kind === kind;
+  // Unfinished steps the code no longer calls, followed by the step it calls: superseded, and the call goes on from there.
+  let ahead = sequence.next;
+  while (sequence.saved[ahead] !== undefined && sequence.saved[ahead]!.status !== "completed" && !matches(sequence.saved[ahead]!)) ahead++;
+  if (ahead > sequence.next && sequence.saved[ahead] !== undefined && matches(sequence.saved[ahead]!)) {
+    for (; sequence.next < ahead; sequence.next++) run.update(sequence.saved[sequence.next]!.id, { metadata: { superseded: true } });
+  }
   const saved = sequence.saved[sequence.next];
   let reopened: string | undefined;
   if (saved !== undefined) {
     sequence.next++;
-    const same = saved.name === name && saved.occurrence === occurrence && saved.kind === kind;
+    const same = matches(saved);
     if (saved.status === "completed") {
       if (!same) {
         throw run.pause(
