@@ -354,7 +354,7 @@ function pushBlock(blocks: TextBlock[], name: string, value: unknown): void {
   try {
     text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
   } catch (error) {
-    throw new TypeError(`Context block '${name}' cannot be shown to the model (${errorMessage(error)}): give it a string or a JSON value`);
+    throw new TypeError(`Context block '${name}' cannot be shown to the model (${errorMessage(error)}): give it a string or a JSON value`, { cause: error });
   }
   if (text === undefined) throw new TypeError(`Context block '${name}' is a ${typeof value}, which cannot be shown to the model: give it a string or a JSON value`);
   blocks.push({ type: "text", text: `<context name="${escapeAttribute(name)}">\n${text}\n</context>` });
