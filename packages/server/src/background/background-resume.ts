@@ -89,8 +89,10 @@ async function leaseExpiry(store: SessionStoreLike, record: RunRecord, signal: A
   for (let round = 0; round < 60 && current !== undefined && current.owned && current.leaseUntil !== null && current.leaseUntil > Date.now() && !signal.aborted; round++) {
     const wait = Math.min(5_000, current.leaseUntil - Date.now() + 25);
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      whenAborted(signal, () => (clearTimeout(timer), resolve()));
+      // Each round stops listening when its wait ends: 60 rounds never pile 60 listeners on the run's signal.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stopListening = whenAborted(signal, () => (clearTimeout(timer), resolve()));
+      if (!signal.aborted) timer = setTimeout(() => (stopListening(), resolve()), wait);
     });
     current = await reads.getRun(record.runId);
   }
