@@ -154,6 +154,39 @@ describe("loop detection across a paused turn", () => {
     expect(Poller.runs).toBe(20);
   });
 
+  it("a loop warning queued in a step that pauses for approval reaches the model when the turn resumes, once", async () => {
+    class Ops extends ChatAgent {
+      static methodOptions = {
+        status: { tool: true, description: "Service status." },
+        deploy: { tool: true, description: "Deploy.", requiresApproval: true },
+      };
+      status(): string {
+        return "pending";
+      }
+      deploy(n: number): string {
+        return `deploy ${n} queued`;
+      }
+    }
+    const model = new ScriptedProvider(
+      [(_request: ModelRequest, index: number) => ({ toolCalls: [{ name: "status", input: {} }, { name: "deploy", input: { n: index } }] })],
+      { whenExhausted: "repeat-last" },
+    );
+    const warnings: string[] = [];
+    const onEvent = (event: { type: string; name?: string }) => {
+      if (event.type === "loop-warning") warnings.push(event.name!);
+    };
+    const agent = new Ops({ runtime: new Runtime({ provider: model, maxIterations: 100 }) });
+    let turn = await agent.runTurn({ input: "ship it" }, { onEvent });
+    for (let resumes = 0; turn.status === "paused" && resumes < 16; resumes++) {
+      turn = await agent.resumeTurn(JSON.parse(JSON.stringify(turn.continuation)), { approve: true, onEvent });
+    }
+    expect(warnings).toContain("status");
+    const shown = model.requests.filter((request) => texts(request).some((text) => text.startsWith("WARNING:") && text.includes("status")));
+    expect(shown.length).toBeGreaterThan(0);
+    // Reported once per bucket, as within one run: resuming does not report the same warning again.
+    expect(warnings.length).toBeLessThan(3);
+  });
+
   it("the circuit breaker counts blocks across resumes: after maxBlockedCalls blocked calls the resumed turn ends with ToolLoopError, not paused again", async () => {
     class Poller extends ChatAgent {
       static methodOptions = { deploy: { tool: true, description: "Deploy the service.", requiresApproval: true } };

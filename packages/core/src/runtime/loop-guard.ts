@@ -142,6 +142,8 @@ export class LoopGuard {
     return {
       loopHistory: this.detector === undefined ? [] : [...this.detector.historyFor(this.runId)],
       blockedCalls: this.execution.blockedCalls - this.blockedBefore,
+      loopNotices: this.notices.map((notice) => notice.text),
+      loopReported: [...this.reported],
     };
   }
 
@@ -150,6 +152,12 @@ export class LoopGuard {
     if (carry?.loopHistory !== undefined) this.detector?.restoreHistory(this.runId, carry.loopHistory);
     const blocked = carry?.blockedCalls;
     if (typeof blocked === "number" && Number.isInteger(blocked) && blocked > 0) this.execution.blockedCalls += blocked;
+    // Warnings queued when the turn paused reach the model on resume, and are not reported again.
+    const list = (value: unknown): readonly unknown[] => (Array.isArray(value) ? value : []);
+    for (const text of list(carry?.loopNotices)) if (typeof text === "string") this.notices.push({ type: "text", text });
+    for (const entry of list(carry?.loopReported)) {
+      if (Array.isArray(entry) && typeof entry[0] === "string" && typeof entry[1] === "number") this.reported.set(entry[0], entry[1]);
+    }
   }
 
   /** Opens the post-compaction window (after a compaction retry). */
@@ -188,6 +196,10 @@ export interface LoopCarry {
   readonly loopHistory: readonly ToolCallRecord[];
   /** Calls the loop had blocked: the circuit breaker (`maxBlockedCalls`) goes on counting from here. */
   readonly blockedCalls: number;
+  /** Warnings queued for the model's next user turn: the resumed request carries them. */
+  readonly loopNotices: readonly string[];
+  /** The warnings already reported (key → count bucket), so a resume does not report them again. */
+  readonly loopReported: readonly (readonly [string, number])[];
 }
 
 /** Loop-detection settings resolved for one agent's loop. */

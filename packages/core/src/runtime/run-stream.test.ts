@@ -6,6 +6,7 @@ import { ScriptedProvider } from "../model/scripted-provider";
 import { InMemorySessionStore } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";
 import { Runtime } from "./runtime";
+import { tool } from "../tools/tool";
 import { RUN_STREAM_BUFFER } from "./run-stream";
 import type { RunEvent } from "./runtime-events";
 
@@ -204,5 +205,51 @@ describe("agent.stream()", () => {
   it("bad arguments throw a TypeError at once", () => {
     const agent = new (class Talker extends Agent {})({ runtime: new Runtime({ provider: new ScriptedProvider(["x"]) }) });
     expect(() => agent.stream(42 as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe("RunStream where a consumer meets the run's safe points", () => {
+  it("the buffer bound holds with a slow consumer when one answer asks for many tool calls (the run waits before a tool call too)", async () => {
+    const calls = Array.from({ length: 800 }, (_, i) => ({ name: "noop", input: { i } }));
+    const provider = new ScriptedProvider([{ toolCalls: calls }, "done"]);
+    const noop = tool({ name: "noop", description: "n", parameters: { type: "object", properties: { i: { type: "number" } } }, execute: () => "ok" });
+    const agent = new (class A extends Agent {})({ runtime: new Runtime({ provider }), tools: [noop] });
+    const run = agent.stream("Go.");
+    const it = run[Symbol.asyncIterator]();
+    await it.next();
+    // The consumer is slow: the run goes as far as it can.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    const most = run.buffered;
+    await it.return!();
+    await run.result;
+    expect(most).toBeLessThanOrEqual(RUN_STREAM_BUFFER);
+  });
+
+  it("two next() calls made before either settles both resolve (an iterator read ahead never hangs)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: ModelProvider = {
+      specificationVersion: "rein-model-v1",
+      providerId: "slow",
+      modelId: "slow-1",
+      complete: (): Promise<ModelResponse> => Promise.reject(new Error("unused")),
+      async *stream(): AsyncIterable<ModelStreamEvent> {
+        await gate;
+        yield { type: "text-delta", text: "a" };
+        yield { type: "text-delta", text: "b" };
+        yield { type: "response", response: { content: [{ type: "text", text: "ab" }], stopReason: "end_turn", usage: { inputTokens: 1, outputTokens: 1 } } };
+      },
+    };
+    const run = new (class T extends Agent {})({ runtime: new Runtime({ provider: slow }) }).stream("Hi.");
+    const it = run[Symbol.asyncIterator]();
+    while (run.buffered > 0) await it.next();
+    let settled = 0;
+    void it.next().then(() => settled++);
+    void it.next().then(() => settled++);
+    release();
+    await run.result;
+    // The run has finished: every waiting next() is answered within a turn of the event loop (one never was).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(2);
   });
 });

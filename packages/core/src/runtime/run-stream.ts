@@ -47,8 +47,8 @@ export class RunStream implements AsyncIterable<RunEvent> {
   #error: unknown = undefined;
   #failed = false;
   #dropped = 0;
-  /** The consumer waiting for the next event. */
-  #wake: (() => void) | undefined;
+  /** The `next()` calls waiting for an event (several may wait at once: each is woken, and looks again). */
+  readonly #waiting: (() => void)[] = [];
   /** The run waiting for room. */
   #room: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -107,7 +107,7 @@ export class RunStream implements AsyncIterable<RunEvent> {
             }
             return { value: undefined, done: true };
           }
-          await new Promise<void>((resolve) => (this.#wake = resolve));
+          await new Promise<void>((resolve) => this.#waiting.push(resolve));
         }
       },
       return: async (): Promise<IteratorResult<RunEvent>> => {
@@ -130,9 +130,7 @@ export class RunStream implements AsyncIterable<RunEvent> {
       if (this.#head > 256 && this.#head * 2 > this.#buffer.length) this.#compact();
     }
     this.#buffer.push(event);
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#wakeAll();
   }
 
   #gate(): Promise<void> | undefined {
@@ -169,9 +167,11 @@ export class RunStream implements AsyncIterable<RunEvent> {
 
   #finish(): void {
     this.#finished = true;
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+    this.#wakeAll();
+  }
+
+  #wakeAll(): void {
+    for (const wake of this.#waiting.splice(0)) wake();
   }
 }
 

@@ -1,9 +1,7 @@
 import * as guard from "@rein/guard";
-import { ChainDepthError, CycleError, GuardError, RecursionError, UnknownToolError, UsageError, describeError, errorMessage } from "@rein/guard";
+import { ChainDepthError, CycleError, GuardError, ProviderError, RecursionError, ToolTimeoutError, UnknownToolError, UsageError, describeError, errorMessage } from "@rein/guard";
 import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
-import { ToolTimeoutError } from "@rein/guard";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
-import { ProviderError } from "@rein/guard";
 import { deriveScope, type CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
 import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
@@ -70,6 +68,10 @@ async function executeTraced(call: ToolUseBlock, tool: Tool | undefined, site: T
   // Loop detection sees every call, including malformed and unknown ones (which count toward unknown_tool_repeat).
   const blocked = site.loopGuard.before(call, tool?.poll ?? false, span);
   const { events } = site;
+  // A safe point as before a model request: a stream's slow consumer holds the run here, so one answer asking for
+  // many calls never buffers their events without bound.
+  const room = events.ready();
+  if (room !== undefined) await raceSignal(room, site.signal);
   site.scope.ledger?.chargeToolCall();
   if (events.listening) events.emit({ type: "tool-call", toolCallId: call.id, name: call.name, input: call.input });
   const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site, span);

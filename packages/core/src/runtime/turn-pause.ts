@@ -19,6 +19,10 @@ export interface PausedRun {
   readonly loopHistory?: readonly ToolCallRecord[];
   /** Calls the run's loop guard had blocked when it paused: the circuit breaker goes on counting across resumes. */
   readonly blockedCalls?: number;
+  /** Loop warnings queued for the model's next user turn when the run paused. */
+  readonly loopNotices?: readonly string[];
+  /** Loop warnings already reported (key → count bucket). */
+  readonly loopReported?: readonly (readonly [string, number])[];
   /** The turn's first llm node: from it on, the turn's requests are rendered on resume whatever the history filter. */
   readonly turnStart?: string;
 }

@@ -69,8 +69,11 @@ const DEFAULT_VOLATILE_KEYS: ReadonlySet<string> = new Set(DEFAULT_LOOP_DETECTIO
  */
 export function hashOutcome(outcome: ToolOutcome, options: HashOutcomeOptions = {}): string {
   const { result, error } = outcome;
+  // JSON text (an MCP tool's result, a tool returning JSON.stringify(...)) is hashed as the value it holds, so its
+  // volatile keys are dropped too; under its own tag, so it never hashes like the plain string.
+  const json = error === undefined && typeof result === "string" ? jsonTextValue(result) : undefined;
   // The encoder's output for a plain string result, without the encoder.
-  if (error === undefined && typeof result === "string") {
+  if (json === undefined && error === undefined && typeof result === "string") {
     return result.length < DIRECT_STRING_LENGTH
       ? sha256Hex(`Rs${result.length}:${result}`)
       : createHash("sha256").update(`Rs${result.length}:`).update(result).digest("hex");
@@ -81,11 +84,28 @@ export function hashOutcome(outcome: ToolOutcome, options: HashOutcomeOptions = 
   if (error !== undefined) {
     encoder.token("E");
     encoder.value(error);
+  } else if (json !== undefined) {
+    encoder.token("J");
+    encoder.value(json);
   } else {
     encoder.token("R");
     encoder.value(result);
   }
   return encoder.digest();
+}
+
+/** JSON text longer than this is hashed as text: parsing it would cost more than the result is worth comparing. */
+const JSON_TEXT_LIMIT = 64 * 1024;
+
+/** The object or array a JSON text holds (`{…}` or `[…]`, up to {@link JSON_TEXT_LIMIT}), else undefined. */
+function jsonTextValue(text: string): object | undefined {
+  if (text.length > JSON_TEXT_LIMIT || !/^\s*[[{]/.test(text)) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
