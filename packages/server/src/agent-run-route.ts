@@ -12,6 +12,7 @@ import type { ResumeEntry } from "./run-feed";
 import { errorTypeOf, headOf, onHangUp } from "./run-outcome";
 import { safeJson } from "./safe-json";
 import { STORE_UNAVAILABLE } from "./store-fault";
+import { shuttingDown } from "./flight";
 
 /**
  * The JSON answer of `POST /v1/agent/run`: the entry's return value, how the
@@ -48,7 +49,8 @@ export function mountAgentRunRoute(app: Hono, kit: RouteKit): void {
   const { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys, feed, report, who, fail, admit, fly, badRunId } = kit;
   app.post("/v1/agent/run", async (c) => {
     const caller = await who(c, "run");
-    if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
+    // Checked first, before the body is read; every run start checks it again (flight.ts).
+    if (state.closing) throw shuttingDown();
     const body = await readRunBody(c.req.raw, c.req.header("content-length"), maxBodyBytes);
     const entry = entries[body.entry];
     if (entry === undefined || !Object.prototype.hasOwnProperty.call(entries, body.entry)) {

@@ -35,7 +35,7 @@ export async function startFlight(
   report: (error: unknown) => void,
   conflict: () => RequestError,
 ): Promise<Flight> {
-  if (state.closing) throw new RequestError("shutting_down", "the server is shutting down; retry on another instance");
+  if (state.closing) throw shuttingDown();
   const { runs } = state;
   const key = flightKey(caller.owner, runId);
   if (runs.has(key)) throw conflict();
@@ -66,3 +66,6 @@ export async function startFlight(
 
 /** The conflict of a run id already in flight, for a route that does not take it from the client. @internal */
 export const runInFlight = (runId: string) => () => new RequestError("run_conflict", `run '${runId}' is in flight on this server already`);
+
+/** The refusal of work asked of a server whose `close()` is under way (503). @internal */
+export const shuttingDown = () => new RequestError("shutting_down", "the server is shutting down; retry on another instance");

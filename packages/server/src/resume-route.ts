@@ -10,6 +10,7 @@ import { RUN_ID, type RouteKit } from "./route-kit";
 import { errorTypeOf, headOf, onHangUp } from "./run-outcome";
 import { safeJson } from "./safe-json";
 import { STORE_UNAVAILABLE } from "./store-fault";
+import { shuttingDown } from "./flight";
 
 /**
  * Mounts `POST /v1/runs/:id/resume`: an interrupted resumable run of the
@@ -22,7 +23,8 @@ export function mountResumeRoute(app: Hono, kit: RouteKit): void {
   const { entries, store, policy, state, maxBodyBytes, report, who, fail, read, admit, fly, badRunId } = kit;
   app.post("/v1/runs/:id/resume", async (c) => {
     const caller = await who(c, "run");
-    if (state.closing) return fail(c, "shutting_down", "the server is shutting down; retry on another instance");
+    // Checked first, before the body is read; every run start checks it again (flight.ts).
+    if (state.closing) throw shuttingDown();
     const id = c.req.param("id");
     const body = await readJsonObject(c.req.raw, c.req.header("content-length"), maxBodyBytes, '{ codeChangePolicy?: "keep_original" | "use_latest" }', {});
     for (const key of Object.keys(body)) {

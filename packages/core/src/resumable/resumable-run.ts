@@ -1,9 +1,8 @@
 import * as guard from "@rein/guard";
-import type { Frame } from "@rein/guard";
+import { describeError, type Frame } from "@rein/guard";
 import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
-import { describeError } from "@rein/guard";
 import { LeaseLostError, awaitedLeases, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";

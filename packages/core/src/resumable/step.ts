@@ -1,7 +1,6 @@
 import { jsonProblem, sameJsonWhenStored } from "@rein/session";
 import * as guard from "@rein/guard";
 import { InterruptedError } from "../errors/core-errors";
-import { describeError } from "@rein/guard";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, type ScopedFunctionInfo } from "../scope/call-scope";
@@ -323,6 +322,6 @@ function failStep(place: StepPlace, nodeId: string, error: unknown, events: RunE
       : isCancellation(error)
         ? "cancelled"
         : "error";
-  place.run.update(nodeId, { metadata: { status, error: describeError(error) } });
+  place.run.update(nodeId, { metadata: { status, error: guard.describeError(error) } });
   events?.emit({ type: "node", phase: "end", nodeId, role: "code", name, status });
 }

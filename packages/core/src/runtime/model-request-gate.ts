@@ -1,10 +1,9 @@
 import { types } from "node:util";
 import type { ContentBlock, Message } from "../model/content";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
-import { ProviderError } from "@rein/guard";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
-import { describeError, costOf, tokenCount, priceOf, type ModelPrice, type Pricing } from "@rein/guard";
+import { ProviderError, costOf, describeError, priceOf, tokenCount, type ModelPrice, type Pricing } from "@rein/guard";
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";

@@ -1,10 +1,9 @@
 import * as guard from "@rein/guard";
-import { currentChain, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
+import { ContextOverflowError, currentChain, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
 import { Context } from "../context/context";
 import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelRequest, ToolChoice, Usage } from "../model/model-provider";
-import { ContextOverflowError } from "@rein/guard";
 import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
@@ -161,6 +160,8 @@ async function loop(
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   loopGuard.restore(resume);
+  // What a pause keeps beside where it stopped: the loop guard's state, and where the turn began.
+  const kept = () => ({ ...loopGuard.carried(), turnStart });
   const gate: RequestSite = { provider, execution, steps, events, scope: owner, ledger: owner.ledger!, tracing, recorder };
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
@@ -201,7 +202,7 @@ async function loop(
         continue;
       }
       if (index > 0 && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), ...loopGuard.carried(), turnStart });
+        return paused({ reason: "approval", requestedBy: resume.requestedBy, assistant: resume.assistant, results, pending: resume.pending.slice(index), ...kept() });
       }
       results.push(await executeToolCall(call, site));
     }
@@ -275,13 +276,13 @@ async function loop(
     for (const [index, call] of calls.entries()) {
       // In a turn, a call that needs a person's approval pauses the run before it runs.
       if (request.turn !== undefined && offered.get(call.name)?.awaitsApproval === true) {
-        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), ...loopGuard.carried(), turnStart }, usage, iteration);
+        return paused({ reason: "approval", requestedBy: llmId ?? null, assistant: response.content, results, pending: calls.slice(index), ...kept() }, usage, iteration);
       }
       results.push(await executeToolCall(call, site));
     }
     // A turn asked to pause stops here, at a safe point: every call of this step has run, the next request is not made.
     if (request.turn?.pauseRequested?.() === true) {
-      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], ...loopGuard.carried(), turnStart }, usage, iteration);
+      return paused({ reason: "pause", requestedBy: llmId ?? null, assistant: response.content, results, pending: [], ...kept() }, usage, iteration);
     }
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({

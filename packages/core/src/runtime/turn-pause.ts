@@ -1,13 +1,14 @@
-import type { ToolCallRecord } from "@rein/guard";
+import type { LoopCarry } from "./loop-guard";
 import type { ContentBlock, ToolResultBlock, ToolUseBlock } from "../model/content";
 
 /**
  * Where a paused run stopped: the assistant turn that asked for tools, the
  * results of the calls that already ran, and the calls still to run (the
- * first of them waits for approval). Plain JSON.
+ * first of them waits for approval), and what its loop guard had seen
+ * ({@link LoopCarry}: an approval cycle does not reset detection). Plain JSON.
  * @internal
  */
-export interface PausedRun {
+export interface PausedRun extends Partial<LoopCarry> {
   /** `approval`: `pending[0]` waits for a person; `pause`: the turn was asked to pause (nothing pending). */
   readonly reason: "approval" | "pause";
   /** The llm node of the request that asked for the calls, when recorded. */
@@ -15,14 +16,6 @@ export interface PausedRun {
   readonly assistant: readonly ContentBlock[];
   readonly results: readonly ToolResultBlock[];
   readonly pending: readonly ToolUseBlock[];
-  /** The run's loop-detection window when it paused: a resume goes on with it (an approval cycle does not reset detection). */
-  readonly loopHistory?: readonly ToolCallRecord[];
-  /** Calls the run's loop guard had blocked when it paused: the circuit breaker goes on counting across resumes. */
-  readonly blockedCalls?: number;
-  /** Loop warnings queued for the model's next user turn when the run paused. */
-  readonly loopNotices?: readonly string[];
-  /** Loop warnings already reported (key → count bucket). */
-  readonly loopReported?: readonly (readonly [string, number])[];
   /** The turn's first llm node: from it on, the turn's requests are rendered on resume whatever the history filter. */
   readonly turnStart?: string;
 }

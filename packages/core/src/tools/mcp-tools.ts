@@ -1,6 +1,5 @@
-import type { Frame } from "@rein/guard";
+import { errorMessage, type Frame } from "@rein/guard";
 import { McpToolError } from "../errors/mcp-tool-error";
-import { errorMessage } from "@rein/guard";
 import type { JsonSchema } from "../model/model-provider";
 import { enterFunctionScope } from "../scope/enter-scope";
 import { resolveSchema } from "./schema";
