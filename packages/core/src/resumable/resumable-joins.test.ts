@@ -8,17 +8,11 @@ import { Context } from "../context/context";
 import { InterruptedError } from "../errors/core-errors";
 import { InMemorySessionStore } from "@rein/session";
 import { step } from "./step";
+import { recordedSteps } from "./__fixtures__/recorded-steps";
 import { RunPausedError } from "./resumable-errors";
 
-const calls: string[] = [];
-let interruptAt = new Set<string>();
-function work(name: string, transform: (n: number) => number): (n: number) => Promise<number> {
-  return async (n: number) => {
-    calls.push(name);
-    if (interruptAt.delete(name)) throw new InterruptedError("deploy");
-    return transform(n);
-  };
-}
+const steps = recordedSteps();
+const { calls, work } = steps;
 const one = work("one", (n) => n + 1);
 const two = work("two", (n) => n * 2);
 const three = work("three", (n) => n - 3);
@@ -49,13 +43,13 @@ test("use_latest replacing an unfinished step: the next resume of the same versi
   const store = new InMemorySessionStore();
   store.createSession("s");
   const context = Context.forSession(store, "s");
-  interruptAt = new Set(["three"]);
+  steps.interruptAt = new Set(["three"]);
   await expect(new JobA({ context }).run(1)).rejects.toThrow("deploy");
   const runId = store.listRuns().at(-1)!.runId;
 
   // Resume on B with use_latest; interrupted again in B's last step.
   calls.length = 0;
-  interruptAt = new Set(["four"]);
+  steps.interruptAt = new Set(["four"]);
   await expect(new JobB({ context }).resumeRun(runId, { codeChangePolicy: "use_latest" })).rejects.toThrow("deploy");
   expect(calls).toEqual(["threeFixed", "four"]);
 

@@ -6,23 +6,14 @@
  */
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { InterruptedError } from "../errors/core-errors";
 import { InMemorySessionStore } from "@rein/session";
 import { step } from "./step";
+import { recordedSteps } from "./__fixtures__/recorded-steps";
 import { RunPausedError } from "./resumable-errors";
 import { resumeInterrupted } from "./resume-run";
 
-const calls: string[] = [];
-let interruptAt = new Set<string>();
-let failAt = new Set<string>();
-function work(name: string, transform: (n: number) => number): (n: number) => Promise<number> {
-  return async (n: number) => {
-    calls.push(name);
-    if (interruptAt.delete(name)) throw new InterruptedError("deploy");
-    if (failAt.delete(name)) throw new Error("boom");
-    return transform(n);
-  };
-}
+const steps = recordedSteps();
+const { calls, work } = steps;
 const flaky = work("flaky", (n) => n + 1);
 const two = work("two", (n) => n * 2);
 const three = work("three", (n) => n - 3);
@@ -59,8 +50,8 @@ const RemoveV2 = class Job extends Agent {
 
 test("use_latest removing an unfinished step that finished steps follow: the finished step is replayed, not run again, and the run completes", async () => {
   const { store, context } = setup();
-  failAt = new Set(["flaky"]);
-  interruptAt = new Set(["three"]);
+  steps.failAt = new Set(["flaky"]);
+  steps.interruptAt = new Set(["three"]);
   calls.length = 0;
   await expect(new RemoveV1({ context }).run(1)).rejects.toThrow("deploy");
   expect(calls).toEqual(["flaky", "two", "three"]);
@@ -90,12 +81,12 @@ const ExtV2 = class Job extends Agent {
 
 test("a superseded external step does not make every later automatic resume pause for it", async () => {
   const { store, context } = setup();
-  interruptAt = new Set(["pay"]);
+  steps.interruptAt = new Set(["pay"]);
   calls.length = 0;
   await expect(new ExtV1({ context }).run(1)).rejects.toThrow("deploy");
   const runId = store.listRuns().at(-1)!.runId;
   // Someone checked the payment; the code replaced pay by payV2; resumed by hand, then interrupted in ship.
-  interruptAt = new Set(["ship"]);
+  steps.interruptAt = new Set(["ship"]);
   calls.length = 0;
   await expect(new ExtV2({ context }).resumeRun(runId, { codeChangePolicy: "use_latest" })).rejects.toThrow("deploy");
   expect(calls).toEqual(["payV2", "ship"]);
