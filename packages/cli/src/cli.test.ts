@@ -38,6 +38,10 @@ describe("rein --help and usage errors", () => {
     [["serve", "examples/cli-chain.ts", "--port", "0x50"], /--port must be an integer from 0 to 65535, got '0x50'/],
     [["run", "examples/no-such-module.ts#plan", "--task", "x"], /module not found: .*no-such-module\.ts/],
     [["sessions", "export", "s1", "--format", "xml"], /Allowed choices are mermaid, dot, json/],
+    // An empty id names what to pass (it reached the store, which failed with its own API's message, exit 1).
+    [["sessions", "show", ""], /^rein: <id> must be a session id, got '' \(rein sessions ls lists them\)\n$/],
+    [["runs", "resume", "examples/cli-chain.ts", ""], /^rein: <runId> must be a run id, got '' \(rein runs ls lists them\)\n$/],
+    [["keys", "revoke", ""], /^rein: <name> must be a key name, got '' \(rein keys ls lists them\)\n$/],
     // A run id recorded when ids could begin with '-': commander takes it for an option; rein says what to type.
     [["runs", "resume", "examples/cli-chain.ts", "-FsDZM1XQLtpWW4BReRbmA-4"], /^error: unknown option '-FsDZM1XQLtpWW4BReRbmA-4'\n[\s\S]*rein: '-FsDZM1XQLtpWW4BReRbmA-4' looks like an id: an argument that begins with '-' goes after --, options first \(rein runs resume --store <path> <module> -- -FsDZM1XQLtpWW4BReRbmA-4\)\n$/],
   ])("usage error %j exits 2 with a one-line message", async (argv, message) => {

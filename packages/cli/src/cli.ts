@@ -49,6 +49,18 @@ function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (val
 }
 
 /**
+ * The parser of an id argument (`<id>`, `<runId>`, `<name>`): an empty one
+ * is a usage error naming what to pass and where to find one, before any
+ * store is opened.
+ */
+function nonEmpty(argument: string, what: string, listedBy: string): (value: string) => string {
+  return (value) => {
+    if (value === "") throw new CliUsageError(`${argument} must be ${what}, got '' (${listedBy} lists them)`);
+    return value;
+  };
+}
+
+/**
  * `--max-reach` of `run`, `serve` and `runs resume`, declared once (its
  * parser and flag); only what the limit means differs per command.
  */
@@ -160,13 +172,13 @@ function program(io: CliIo, result: { code: number }): Command {
   sessions
     .command("show")
     .description("Show a session and its nodes")
-    .argument("<id>", "the session id")
+    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls"))
     .addOption(storeOption())
     .action((id: string, options: { store?: string }) => sessionsModule().showSession(io, id, options));
   sessions
     .command("export")
     .description("Print a session graph as Mermaid, Graphviz dot or JSON")
-    .argument("<id>", "the session id")
+    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls"))
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
     .addOption(storeOption())
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
@@ -192,7 +204,7 @@ function program(io: CliIo, result: { code: number }): Command {
   keys
     .command("revoke")
     .description("Delete a key: requests with it are 401 from then on")
-    .argument("<name>", "the key's name")
+    .argument("<name>", "the key's name", nonEmpty("<name>", "a key name", "rein keys ls"))
     .addOption(storeOption())
     .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
 
@@ -216,7 +228,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .command("resume")
     .description("Finish a run on its original node in this process; finished steps return their saved results")
     .argument("<module>", "the module whose `entries` list the run's agent class")
-    .argument("<runId>", "the run's id (rein runs ls)")
+    .argument("<runId>", "the run's id (rein runs ls)", nonEmpty("<runId>", "a run id", "rein runs ls"))
     .addOption(storeOption())
     .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
     .addOption(maxReachOption("the maximum logic depth of the resumed run"))

@@ -84,6 +84,12 @@ test("sessions show of an unknown id fails with the store's one-line message (ex
   expect(verbose.stderr).toMatch(/\n\s+at /);
 });
 
+test.each([["show"], ["export"]])("sessions %s '' is a usage error: one line saying to pass a session id (exit 2)", async (command) => {
+  const { code, stdout, stderr } = await runMain(["sessions", command, "", "--store", storePath]);
+  expect({ code, stdout }).toEqual({ code: ExitCode.UsageError, stdout: "" });
+  expect(stderr).toBe("rein: <id> must be a session id, got '' (rein sessions ls lists them)\n");
+});
+
 test.each([
   ["mermaid", (text: string) => expect(text).toMatch(/^flowchart TD\n {2}n0\["code: Planner\.plan \(completed\)"\]\n/)],
   ["dot", (text: string) => expect(text).toMatch(/^digraph "chain-1" \{\n {2}node \[shape=box\];\n {2}n0 \[label="code: Planner\.plan \(completed\)", penwidth=3\];/)],
