@@ -160,8 +160,10 @@ async function loop(
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
   loopGuard.restore(resume);
-  // What a pause keeps beside where it stopped: the loop guard's state, and where the turn began.
-  const kept = () => ({ ...loopGuard.carried(), turnStart });
+  // One structured-output repair per turn: a resumed turn goes on from its pause's count.
+  let repaired = resume?.repaired === true;
+  // What a pause keeps beside where it stopped: the loop guard's state, where the turn began, whether its answer was repaired.
+  const kept = () => ({ ...loopGuard.carried(), turnStart, repaired });
   const gate: RequestSite = { provider, execution, steps, events, scope: owner, ledger: owner.ledger!, tracing, recorder };
   let compactions = 0;
   const compact = async (): Promise<boolean> => {
@@ -214,7 +216,6 @@ async function loop(
   const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
   // Requests of one conversation share their prefix: providers that route by a key keep them on one cache.
   const cacheKey = cursor?.writer.sessionId;
-  let repaired = false;
   let recordedInput: readonly ContentBlock[] = resume === undefined ? content : (messages[messages.length - 1]!.content as ContentBlock[]);
   let toolChoice: ToolChoice | undefined = request.toolChoice;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };

@@ -8,6 +8,7 @@ import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 import type { RunEvent } from "./runtime-events";
 import { childBudget, currentReach, reachFetch, withReachBudget } from "./reach";
+import { currentSignal } from "../scope/call-scope";
 
 /** A model that always delegates: the fan-out that runs away without a reach policy. */
 function alwaysDelegates(): ScriptedProvider {
@@ -296,6 +297,41 @@ describe("reach: tokens, cost and deadline before each model request", () => {
       .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ dimension: "deadline", limit: 100 });
     expect(clock).toBeLessThanOrEqual(4);
+  });
+
+  it("a deadline that passes while a tool runs aborts the tool's signal and ends the turn with the deadline's ReachExceededError: the turn does not wait for the tool", async () => {
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "crawl", input: {} }] }], { whenExhausted: "repeat-last" });
+    let reason: unknown;
+    let finished = false;
+    let release = (): void => {};
+    class Crawler extends Agent {
+      static methodOptions = { crawl: { tool: true, description: "Crawl the web." } };
+      // Notes that its signal fired, but goes on regardless: only the run's race can stop waiting for it.
+      async crawl(): Promise<string> {
+        const signal = currentSignal();
+        signal?.addEventListener("abort", () => (reason = signal.reason));
+        await new Promise<void>((resolve) => {
+          const fallback = setTimeout(resolve, 3_000);
+          release = () => {
+            clearTimeout(fallback);
+            resolve();
+          };
+        });
+        finished = true;
+        return "crawled";
+      }
+    }
+    const error = await new Crawler({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 100 } }) })
+      .ask("Crawl.")
+      .catch((caught: unknown) => caught);
+    const finishedFirst = finished;
+    release();
+    expect(error).toBeInstanceOf(ReachExceededError);
+    expect(error).toMatchObject({ dimension: "deadline", limit: 100 });
+    // The tool's signal fired with that same error, and the turn ended before the tool did.
+    expect(reason).toBe(error);
+    expect(finishedFirst).toBe(false);
+    expect(model.requests).toHaveLength(1);
   });
 });
 

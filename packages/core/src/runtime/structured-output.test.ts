@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Agent } from "../agent/agent";
+import { ChatAgent } from "../agent/chat-agent";
 import { OutputValidationError } from "../errors/core-errors";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "./runtime";
@@ -109,5 +110,30 @@ describe("an Agent-level responseFormat", () => {
 
   it("an Agent-level responseFormat that is not a schema object is a TypeError naming the option", () => {
     expect(() => new Agent({ responseFormat: "json" as never })).toThrow(/responseFormat/);
+  });
+});
+
+describe("the repair bound across a paused turn", () => {
+  class Deployer extends ChatAgent {
+    static responseFormat = Weather;
+    static methodOptions = { deploy: { tool: true, description: "Deploy the service.", requiresApproval: true } };
+    deploy(): string {
+      return "deployed";
+    }
+  }
+
+  it("a turn that repaired its answer, then paused for an approval and resumed, is not repaired again: a second invalid answer is OutputValidationError", async () => {
+    // Invalid answer → the one repair request → a call that needs approval (the turn pauses) → invalid again after the resume.
+    const model = new ScriptedProvider(["It is cold.", { toolCalls: [{ name: "deploy", input: {} }] }, '{"city":"Oslo"}', '{"city":"Oslo","tempC":4}']);
+    const agent = new Deployer({ runtime: new Runtime({ provider: model }) });
+    const paused = await agent.runTurn({ input: "Deploy, then report the weather." });
+    expect(paused.status).toBe("paused");
+    // The continuation as JSON: what a server or another process would hold.
+    const turn = await agent.resumeTurn(JSON.parse(JSON.stringify(paused.continuation)), { approve: true });
+    expect(turn.status).toBe("error");
+    expect(turn.error).toBeInstanceOf(OutputValidationError);
+    expect((turn.error as OutputValidationError).answer).toBe('{"city":"Oslo"}');
+    // One repair request in the whole turn, as within one run: never a fourth request.
+    expect(model.requests).toHaveLength(3);
   });
 });

@@ -18,6 +18,8 @@ export interface PausedRun extends Partial<LoopCarry> {
   readonly pending: readonly ToolUseBlock[];
   /** The turn's first llm node: from it on, the turn's requests are rendered on resume whatever the history filter. */
   readonly turnStart?: string;
+  /** The turn already sent its one structured-output repair request: a resume does not send another. */
+  readonly repaired?: boolean;
 }
 
 /**
