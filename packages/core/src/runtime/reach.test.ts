@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { decodePolicyHeader, MemoryReachExceededError, parseTraceparent, ReachExceededError, ReachPolicy, UntrustedZoneError, resetMemorySample, resetZone, setMemoryReader } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import type { ModelRequest } from "../model/model-provider";
+import type { ModelCallOptions, ModelRequest, ModelResponse } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
@@ -331,6 +331,31 @@ describe("reach: tokens, cost and deadline before each model request", () => {
     // The tool's signal fired with that same error, and the turn ended before the tool did.
     expect(reason).toBe(error);
     expect(finishedFirst).toBe(false);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it("a tool call the model asked for in an answer that came after the deadline never starts: the turn ends with the deadline's ReachExceededError", async () => {
+    /** Answers after 150 ms: the request was sent in time, its answer arrives past a 100 ms deadline. */
+    class LateModel extends ScriptedProvider {
+      override async complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse> {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return super.complete(request, options);
+      }
+    }
+    let started = false;
+    class Sender extends Agent {
+      static methodOptions = { send: { tool: true, description: "Send the report." } };
+      send(): string {
+        started = true;
+        return "sent";
+      }
+    }
+    const model = new LateModel([{ toolCalls: [{ name: "send", input: {} }] }, "done"]);
+    const error = await new Sender({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 100 } }) })
+      .ask("Send it.")
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: "ReachExceededError", dimension: "deadline", limit: 100 });
+    expect(started).toBe(false);
     expect(model.requests).toHaveLength(1);
   });
 });

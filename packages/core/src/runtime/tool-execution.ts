@@ -8,6 +8,7 @@ import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSigna
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
+import { ToolCallLimit } from "./tool-call-limit";
 import type { Span } from "@opentelemetry/api";
 import { resultToolSpan, startToolSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { addSpanEvent, endSpanWith, SPAN_EVENT, withActiveSpan } from "../telemetry/tracing";
@@ -47,14 +48,15 @@ const BLOCKED = { status: "blocked", reason: "tool-loop" } as const;
  * Runs one tool call from the model and returns its result block, doing
  * every step in one place: loop guard → permission check (only tools
  * offered in this request run) → argument and guard checks → execution
- * (with the run's signal and the tool's timeout) → loop record → events.
+ * (with the run's signal, the tool's timeout and the reach deadline) →
+ * loop record → events.
  *
  * Bad input (malformed arguments, an unknown or withheld tool, arguments
  * that fail the schema) and tool failures — whatever was thrown, Error or
  * not — become error results the model sees. A guard refusal is reported to
  * the model once per run; the second aborts the whole run. Errors that end
- * the run (step budget, cancellation, provider failures, an earlier abort,
- * `ToolLoopError`) propagate.
+ * the run (step budget, cancellation, the reach deadline passing while the
+ * tool runs, provider failures, an earlier abort, `ToolLoopError`) propagate.
  */
 export function executeToolCall(call: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock> {
   const tool = site.offered.get(call.name);
@@ -97,11 +99,12 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     );
   }
   if (tool === undefined) return notOffered(call, site);
+  const limit = ToolCallLimit.of(call.name, tool.timeout, site.scope.reach);
   try {
-    const value = await run(tool, call, site, span);
+    const value = await run(tool, call, site, span, limit);
     return { block: { type: "tool_result", toolUseId: call.id, content: resultContent(value, tool.maxResultChars) }, recorded: { result: value } };
   } catch (error) {
-    if (site.execution.isAbortError(error) || site.signal?.aborted === true || endsTheRun(error)) throw error;
+    if (site.execution.isAbortError(error) || site.signal?.aborted === true || limit?.endsRun(error) === true || endsTheRun(error)) throw error;
     if (GuardError.isInstance(error)) return refused(call, error, site, span);
     // Cancelled on its own (its own timeout, a nested agent's own signal, a hook refusing this one call):
     // that call is over, the run is not.
@@ -111,29 +114,24 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     }
     if (ToolTimeoutError.isInstance(error)) return failed(call, `Tool '${call.name}' failed: ${error.message}`, error);
     return failed(call, `Tool '${call.name}' failed: ${errorMessage(error)}`, error);
+  } finally {
+    limit?.dispose();
   }
 }
 
 /**
  * Executes the tool in a child scope of the loop (so the call it makes
  * links to the model turn that asked for it), with the run's signal — or,
- * when the tool has a timeout, a signal that also fires at the timeout —
- * and races it: a tool that ignores its signal cannot hold the run.
+ * under a {@link ToolCallLimit} (a timeout, a reach deadline), a signal
+ * that also fires at the limit — and races it: a tool that ignores its
+ * signal cannot hold the run.
  */
-function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined): Promise<unknown> {
-  // A signal that fired before the call started (even from a listener of its `tool-call` event) stops it unstarted.
-  if (site.signal?.aborted === true) return Promise.reject(abortReason(site.signal));
+function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined, limit: ToolCallLimit | undefined): Promise<unknown> {
   const parent = site.scope;
-  let signal = site.signal;
-  let region = parent.region;
-  let timer: NodeJS.Timeout | undefined;
-  if (tool.timeout !== undefined) {
-    const controller = new AbortController();
-    const timeoutMs = tool.timeout;
-    timer = setTimeout(() => controller.abort(new ToolTimeoutError(call.name, timeoutMs)), timeoutMs);
-    signal = joinSignals(site.signal, controller.signal);
-    region = new CancellationRegion(signal!);
-  }
+  const signal = limit === undefined ? site.signal : joinSignals(site.signal, limit.signal);
+  // A signal that fired before the call started (even from a listener of its `tool-call` event, or a deadline already past) stops it unstarted.
+  if (signal?.aborted === true) return Promise.reject(abortReason(signal));
+  const region = limit === undefined ? parent.region : new CancellationRegion(signal!);
   const scope = deriveScope(parent);
   scope.toolCall = { id: call.id, name: call.name, requestedBy: site.requestedBy };
   scope.signal = signal;
@@ -146,11 +144,8 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | un
       : withActiveSpan(span, () => withFrameData(scope, execute, tool, call.input, signal, approved));
   if (signal === undefined) return work;
   const raced = raceSignal(work, signal);
-  if (timer === undefined) return raced;
-  return raced.finally(() => {
-    clearTimeout(timer);
-    if (region !== parent.region) region?.dispose();
-  });
+  if (region === parent.region) return raced;
+  return raced.finally(() => region?.dispose());
 }
 
 /** Calls `execute`, turning a synchronous throw into a rejection. */

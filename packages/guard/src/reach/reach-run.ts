@@ -140,7 +140,7 @@ export class ReachRun {
     if (depth > limits.depth) throw new ReachExceededError("depth", depth, limits.depth);
     if (limits.deadline !== Infinity) {
       const now = Date.now();
-      if (now > limits.deadline) throw new ReachExceededError("deadline", now - this.startedAt, limits.deadline - this.startedAt);
+      if (now > limits.deadline) throw this.deadlineError(now);
     }
     const growthMb = memoryUsageMb() - this.baselineMb;
     // A received memory budget below the local maximum is the one enforced.
@@ -156,13 +156,21 @@ export class ReachRun {
    * and the deadline must not have passed.
    */
   beforeRequest(estimatedTokens: number, estimatedCostUsd: number, now = Date.now()): void {
-    const deadline = this.deadline;
-    if (now > deadline) throw new ReachExceededError("deadline", now - this.startedAt, deadline - this.startedAt);
+    if (now > this.deadline) throw this.deadlineError(now);
     const tokens = this.tokensUsed + estimatedTokens;
     if (tokens > this.tokensLimit) throw new ReachExceededError("tokens", tokens, this.tokensLimit, "this request's input included, estimated");
     const cost = this.costUsed + estimatedCostUsd;
     if (cost > this.costLimit) throw new ReachExceededError("cost", cost, this.costLimit, "this request's input included, estimated");
     this.#outer?.beforeRequest(estimatedTokens, estimatedCostUsd, now);
+  }
+
+  /**
+   * The error of the deadline at `now`: what an Agent entry or a model
+   * request after it throws, and what a tool call still running at it is
+   * aborted with (core's `ToolCallLimit`).
+   */
+  deadlineError(now = Date.now()): ReachExceededError {
+    return new ReachExceededError("deadline", now - this.startedAt, this.deadline - this.startedAt);
   }
 
   /** Adds one answered request's usage (to the run this one was started inside, too). */

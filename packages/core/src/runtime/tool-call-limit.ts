@@ -1,0 +1,53 @@
+import { ToolTimeoutError, type ReachRun } from "@rein/guard";
+
+/** The longest delay `setTimeout` keeps: a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * How long one tool call may run: its own `timeout`, or the run's reach
+ * deadline when that comes first. Then {@link signal} fires — with a
+ * `ToolTimeoutError` (the call fails, the model is told), or with the
+ * deadline's `ReachExceededError`, which ends the run ({@link endsRun}):
+ * a tool running when the deadline passes never holds the run past it.
+ * @internal
+ */
+export class ToolCallLimit {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout | undefined;
+  /** Set when the reach deadline fired: the error the run ends with. */
+  #deadlineError: unknown;
+
+  private constructor(ms: number, reason: () => unknown, ending: boolean) {
+    const fire = (): void => {
+      const error = reason();
+      if (ending) this.#deadlineError = error;
+      this.#controller.abort(error);
+    };
+    // A deadline already past stops the call before it starts.
+    if (ms <= 0) fire();
+    else this.#timer = setTimeout(fire, ms);
+  }
+
+  /** The limit of a call of `toolName`, or undefined when it has neither a timeout nor a deadline to keep. */
+  static of(toolName: string, timeoutMs: number | undefined, reach: ReachRun | undefined, now = Date.now()): ToolCallLimit | undefined {
+    const leftMs = reach === undefined ? Infinity : reach.deadline - now;
+    if (timeoutMs !== undefined && timeoutMs <= leftMs) return new ToolCallLimit(timeoutMs, () => new ToolTimeoutError(toolName, timeoutMs), false);
+    if (leftMs > MAX_TIMER_MS) return undefined;
+    return new ToolCallLimit(leftMs, () => reach!.deadlineError(), true);
+  }
+
+  /** Fires at the limit (the call's signal joins it). */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True for the error the reach deadline aborted the call with: the run is over, not just the call. */
+  endsRun(error: unknown): boolean {
+    return this.#deadlineError !== undefined && error === this.#deadlineError;
+  }
+
+  /** Stops the timer (the call has settled). */
+  dispose(): void {
+    clearTimeout(this.#timer);
+  }
+}
