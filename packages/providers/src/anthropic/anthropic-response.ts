@@ -172,8 +172,10 @@ export class AnthropicStreamAssembler {
       case "message_delta": {
         const delta = shape.object(event.delta, "delta");
         this.stopReason = shape.optionalString(delta.stop_reason, "delta.stop_reason") ?? this.stopReason;
-        // message_delta usage is cumulative; fields it leaves null keep their message_start value.
-        const usage = shape.object(event.usage, "usage");
+        // message_delta usage is cumulative; fields it leaves null keep their message_start value, and
+        // a message_delta without usage (some gateways drop it) keeps all of them: the turn is not lost.
+        const usage = shape.optionalObject(event.usage, "usage");
+        if (usage === undefined) return [];
         const number = (field: keyof AnthropicUsage) => shape.optionalCount(usage[field], `usage.${field}`) ?? this.usage[field];
         this.usage = {
           input_tokens: number("input_tokens") ?? 0,
