@@ -1,3 +1,4 @@
+import type { PricedUsage } from "../spend/pricing";
 import { SystemFailureError } from "./rein-error";
 
 /** Fields shared by every provider failure. */
@@ -9,6 +10,8 @@ export interface ProviderErrorDetails {
   /** The response body (parsed JSON or text), kept for diagnosis. */
   body?: unknown;
   cause?: unknown;
+  /** Token counts the provider reported for the request before it failed. */
+  reportedUsage?: PricedUsage;
 }
 
 /**
@@ -26,12 +29,37 @@ export class ProviderError extends SystemFailureError {
   readonly status: number | undefined;
   /** The response body (parsed JSON or text), kept for diagnosis. */
   readonly body: unknown;
+  /**
+   * Token counts the provider reported for this request before it failed —
+   * a stream that broke, went silent or sent an error event after its start
+   * event had counted the input — or undefined when it reported none. The
+   * provider bills them, so the runtime charges them to the run (its usage,
+   * reach budget and spend caps) although no answer came.
+   */
+  readonly reportedUsage: PricedUsage | undefined;
 
   constructor(message: string, details: ProviderErrorDetails) {
     super(message, { cause: details.cause });
     this.provider = details.provider;
     this.status = details.status;
     this.body = details.body;
+    this.reportedUsage = details.reportedUsage;
+  }
+
+  /**
+   * This error with `usage` as its {@link reportedUsage}: a copy of the same
+   * class, message, stack and fields (the error itself is left as it is);
+   * the error itself when `usage` is undefined.
+   * @example
+   * ```ts
+   * if (ProviderError.isInstance(error)) throw error.withReportedUsage({ inputTokens: 1830, outputTokens: 1 });
+   * ```
+   */
+  withReportedUsage(usage: PricedUsage | undefined): this {
+    if (usage === undefined) return this;
+    const copy = Object.create(Object.getPrototypeOf(this) as object, Object.getOwnPropertyDescriptors(this)) as this;
+    Object.defineProperty(copy, "reportedUsage", { value: usage, enumerable: true, configurable: true, writable: false });
+    return copy;
   }
 }
 

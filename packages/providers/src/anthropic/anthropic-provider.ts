@@ -124,7 +124,8 @@ export class AnthropicProvider implements ModelProvider {
    * Streams one request: text and tool-argument deltas as they arrive, then
    * the assembled `response`, only once the stream reached `message_stop`.
    * Fails like {@link complete}, also for errors the API reports inside the
-   * stream, a stream that ends early, and one that goes silent.
+   * stream, a stream that ends early, and one that goes silent; after
+   * `message_start`, the error's `reportedUsage` holds the counts reported.
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     const params = { ...this.toParams(request), stream: true as const };
@@ -138,7 +139,8 @@ export class AnthropicProvider implements ModelProvider {
       call.throwIfAborted();
       response = assembler.finish();
     } catch (error) {
-      throw call.failure(error);
+      // What message_start (and any message_delta) reported is billed: it stays on the error.
+      throw call.failure(error, assembler.reportedUsage());
     } finally {
       call.close();
     }

@@ -131,8 +131,18 @@ export class AnthropicStreamAssembler {
   };
   private events = 0;
   private stopped = false;
+  private started = false;
 
   constructor(private readonly format?: ResponseFormat) {}
+
+  /**
+   * The counts the stream reported so far (`message_start`'s, updated by
+   * any `message_delta`), or undefined before `message_start`: what the
+   * provider bills for a stream that fails before its end.
+   */
+  reportedUsage(): Usage | undefined {
+    return this.started ? toUsage(this.usage) : undefined;
+  }
 
   /** Takes one server-sent event and returns the Rein events it produces. */
   push(value: unknown): ModelStreamEvent[] {
@@ -144,6 +154,7 @@ export class AnthropicStreamAssembler {
         const message = shape.object(event.message, "message");
         this.model = shape.optionalString(message.model, "message.model");
         this.usage = readUsage(shape, message.usage, "message.usage");
+        this.started = true;
         return [];
       }
       case "content_block_start":

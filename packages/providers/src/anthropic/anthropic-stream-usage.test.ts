@@ -3,17 +3,19 @@
  * fixture server: `message_start` reports the input (and a first output
  * count), `message_delta` the cumulative output at the end. A
  * `message_delta` without `usage` keeps the streamed turn and the counts
- * `message_start` reported.
+ * `message_start` reported; a stream that fails after `message_start`
+ * fails with those counts on the error (`reportedUsage`), for the runtime
+ * to charge.
  */
-import { ProviderError, type ModelRequest } from "@rein/core";
+import { OverloadedError, ProviderError, ProviderTimeoutError, type ModelRequest } from "@rein/core";
 import { collectStream, failureOf, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
 import { firstUserTurn, system } from "../__fixtures__/weather-conversation";
-import { AnthropicProvider } from "./anthropic-provider";
+import { AnthropicProvider, type AnthropicProviderSettings } from "./anthropic-provider";
 
 const server = useFixtureServer();
 
-function provider(): AnthropicProvider {
-  return new AnthropicProvider("test-model", { apiKey: "test-key", baseURL: server().url, maxRetries: 0 });
+function provider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
+  return new AnthropicProvider("test-model", { apiKey: "test-key", baseURL: server().url, maxRetries: 0, ...settings });
 }
 
 const request: ModelRequest = { system, messages: [firstUserTurn], tools: [] };
@@ -24,6 +26,12 @@ const startUsage = { inputTokens: 1830, outputTokens: 1, cachedInputTokens: 1800
 
 function textStream(): string {
   return readFixture(__dirname, "messages-stream-text.sse");
+}
+
+/** The fixture stream cut right after its last text delta: message_start and every delta came, nothing after. */
+function cutAfterDeltas(): { sse: string; bytes: number } {
+  const sse = textStream();
+  return { sse, bytes: Buffer.byteLength(sse.slice(0, sse.indexOf("event: content_block_stop")), "utf8") };
 }
 
 describe("Anthropic stream usage", () => {
@@ -56,5 +64,54 @@ describe("Anthropic stream usage", () => {
     expect((error as ProviderError).message).toBe(
       'anthropic sent a malformed stream event: usage is the string "14" (expected an object)',
     );
+  });
+
+  it("an error event after message_start fails with the usage message_start reported on the error", async () => {
+    server().reply({ sse: readFixture(__dirname, "messages-stream-overloaded.sse") });
+    const error = await failureOf(collectStream(provider().stream(request)));
+    expect(error).toBeInstanceOf(OverloadedError);
+    expect((error as OverloadedError).reportedUsage).toEqual({ inputTokens: 24, outputTokens: 1, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+  });
+
+  it.each([
+    ["closed cleanly", false],
+    ["reset", true],
+  ])("a connection %s after message_start and the text deltas fails as ended early, with message_start's usage on the error", async (_label, abrupt) => {
+    const { sse, bytes } = cutAfterDeltas();
+    server().reply({ sse, cutAfterBytes: bytes, abrupt });
+    const error = await failureOf(collectStream(provider().stream(request)));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).message).toMatch(/^anthropic stream ended early: /);
+    expect((error as ProviderError).reportedUsage).toEqual(startUsage);
+  });
+
+  it("a stream that goes silent after message_start fails with ProviderTimeoutError carrying message_start's usage", async () => {
+    const { sse, bytes } = cutAfterDeltas();
+    server().reply({ sse, stallAfterBytes: bytes });
+    const error = await failureOf(collectStream(provider({ idleTimeoutMs: 200 }).stream(request)));
+    expect(error).toBeInstanceOf(ProviderTimeoutError);
+    expect((error as ProviderTimeoutError).limit).toBe("idleTimeoutMs");
+    expect((error as ProviderTimeoutError).reportedUsage).toEqual(startUsage);
+  });
+
+  it("a caller's abort after message_start rejects with the caller's own reason, left as it is", async () => {
+    server().reply({ sse: textStream() });
+    const controller = new AbortController();
+    const reason = new ProviderError("the caller stopped", { provider: "caller" });
+    const consume = async () => {
+      for await (const event of provider().stream(request, { signal: controller.signal })) {
+        if (event.type === "text-delta") controller.abort(reason);
+      }
+    };
+    const error = await failureOf(consume());
+    expect(error).toBe(reason);
+    expect(reason.reportedUsage).toBeUndefined();
+  });
+
+  it("a failure before message_start reports no usage", async () => {
+    server().reply({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
+    const error = await failureOf(collectStream(provider().stream(request)));
+    expect(error).toBeInstanceOf(OverloadedError);
+    expect((error as OverloadedError).reportedUsage).toBeUndefined();
   });
 });

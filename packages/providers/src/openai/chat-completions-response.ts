@@ -86,8 +86,18 @@ export class ChatStreamAssembler {
   private readonly toolCalls = new Map<number, ToolCallInProgress>();
   private finishReason: string | undefined;
   private usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0 };
+  private usageReported = false;
   private model: string | undefined;
   private chunks = 0;
+
+  /**
+   * The counts the stream reported so far, or undefined when no chunk had
+   * usage: what the provider bills for a stream that fails before its end.
+   * OpenAI reports usage only in the last chunk; some servers in every chunk.
+   */
+  reportedUsage(): Usage | undefined {
+    return this.usageReported ? this.usage : undefined;
+  }
 
   /** Takes one chunk and returns the Rein events it produces. */
   push(value: unknown): ModelStreamEvent[] {
@@ -97,7 +107,10 @@ export class ChatStreamAssembler {
     const events: ModelStreamEvent[] = [];
     this.model ??= shape.optionalString(chunk.model, "model");
     // With stream_options.include_usage the last chunk has usage and no choices.
-    if (chunk.usage != null) this.usage = readUsage(shape, chunk.usage, "usage");
+    if (chunk.usage != null) {
+      this.usage = readUsage(shape, chunk.usage, "usage");
+      this.usageReported = true;
+    }
     const choices = chunk.choices == null ? [] : shape.array(chunk.choices, "choices");
     if (choices.length === 0) return events;
     const choice = shape.object(choices[0], "choices[0]");

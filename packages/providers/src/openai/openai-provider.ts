@@ -148,25 +148,27 @@ export class OpenAIProvider implements ModelProvider {
    * the assembled `response`, only once the stream reached its end (a chat
    * `finish_reason`, Responses `response.completed`). Fails like
    * {@link complete}, also for errors the API reports inside the stream, a
-   * stream that ends early, and one that goes silent.
+   * stream that ends early, and one that goes silent; the error's
+   * `reportedUsage` holds any usage the stream reported before it failed.
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     const call = this.startCall(options);
+    const assembler = this.api === "responses" ? new ResponsesStreamAssembler() : new ChatStreamAssembler();
     let response: ModelResponse;
     try {
-      response = yield* this.api === "responses" ? this.streamResponses(request, call) : this.streamChat(request, call);
+      response = yield* assembler instanceof ResponsesStreamAssembler ? this.streamResponses(request, call, assembler) : this.streamChat(request, call, assembler);
       // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
       call.throwIfAborted();
     } catch (error) {
-      throw call.failure(error);
+      // Usage the stream reported before it failed is billed: it stays on the error.
+      throw call.failure(error, assembler.reportedUsage());
     } finally {
       call.close();
     }
     yield { type: "response", response };
   }
 
-  private async *streamChat(request: ModelRequest, call: ProviderCall) {
-    const assembler = new ChatStreamAssembler();
+  private async *streamChat(request: ModelRequest, call: ProviderCall, assembler: ChatStreamAssembler) {
     const params = { ...toChatParams(request, this.modelId), stream: true as const, stream_options: { include_usage: true } };
     const chunks = await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions));
     for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
@@ -174,14 +176,16 @@ export class OpenAIProvider implements ModelProvider {
     return assembler.finish();
   }
 
-  private async *streamResponses(request: ModelRequest, call: ProviderCall) {
-    const assembler = new ResponsesStreamAssembler();
+  private async *streamResponses(request: ModelRequest, call: ProviderCall, assembler: ResponsesStreamAssembler) {
     const params = { ...toResponseParams(request, this.modelId), stream: true as const };
     const events = await call.send((requestOptions) => this.client.responses.create(params, requestOptions));
     for await (const event of call.read(events, "response.completed")) {
       // Failures after the HTTP 200 arrive as events, not as a failed request.
       if (event.type === "error") throw fromStreamedOpenAIError(event);
-      if (event.type === "response.failed") throw fromStreamedOpenAIError((event.response as { error?: { code?: string | null; message?: string } | null } | undefined)?.error ?? null);
+      if (event.type === "response.failed") {
+        assembler.pushFailed(event);
+        throw fromStreamedOpenAIError((event.response as { error?: { code?: string | null; message?: string } | null } | undefined)?.error ?? null);
+      }
       yield* assembler.push(event);
     }
     call.throwIfAborted();

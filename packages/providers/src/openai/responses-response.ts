@@ -86,7 +86,34 @@ type ItemInProgress =
 export class ResponsesStreamAssembler {
   private readonly items = new Map<number, ItemInProgress>();
   private final: { shape: WireShape; response: JsonObject } | undefined;
+  private failedUsage: Usage | undefined;
   private events = 0;
+
+  /**
+   * The counts a `response.failed` event reported, or undefined (OpenAI
+   * reports usage only in the final event): what the provider bills for a
+   * stream that failed.
+   */
+  reportedUsage(): Usage | undefined {
+    return this.failedUsage;
+  }
+
+  /**
+   * Reads the usage of a `response.failed` event, which the adapter then
+   * throws as its typed error. Counts that are not counts are left out
+   * rather than failing as a malformed event: the failure is what the
+   * caller must hear, and nothing is charged that cannot be read.
+   */
+  pushFailed(value: unknown): void {
+    this.events++;
+    const shape = new WireShape("openai", "stream event", value);
+    try {
+      const response = shape.optionalObject(shape.root().response, "response");
+      this.failedUsage = response?.usage == null ? undefined : readUsage(shape, response.usage, "response.usage");
+    } catch {
+      this.failedUsage = undefined;
+    }
+  }
 
   /** Takes one event and returns the Rein events it produces. */
   push(value: unknown): ModelStreamEvent[] {

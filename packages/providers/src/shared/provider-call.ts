@@ -1,4 +1,4 @@
-import { ProviderError, ProviderTimeoutError, type ModelRetry } from "@rein/core";
+import { ProviderError, ProviderTimeoutError, type ModelRetry, type Usage } from "@rein/core";
 import { redactError, redactValue } from "./redact-secrets";
 import type { RequestLimits } from "./request-limits";
 import { parseRetryAfter, toProviderError, type FailureInfo } from "./to-provider-error";
@@ -42,6 +42,8 @@ export class ProviderCall {
   private readonly startedAt = Date.now();
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly detachCaller: () => void;
+  /** The timeout this call was aborted with, when one of its limits (not the caller) ended it. */
+  private limitReached: ProviderTimeoutError | undefined;
 
   constructor(
     private readonly context: ProviderCallContext,
@@ -50,7 +52,7 @@ export class ProviderCall {
   ) {
     const { limits, provider, settingsOwner } = context;
     this.timer = setTimeout(() => {
-      this.controller.abort(
+      this.abortOnLimit(
         new ProviderTimeoutError(
           `${provider} request timed out: no complete answer within timeoutMs = ${limits.timeoutMs} ms, ` +
             `so it was aborted — raise timeoutMs in the ${settingsOwner} settings if answers really take longer`,
@@ -64,6 +66,13 @@ export class ProviderCall {
     if (callerSignal?.aborted) forwardAbort();
     callerSignal?.addEventListener("abort", forwardAbort, { once: true });
     this.detachCaller = () => callerSignal?.removeEventListener("abort", forwardAbort);
+  }
+
+  /** Aborts the call because one of its own limits ran out (not the caller). */
+  private abortOnLimit(reason: ProviderTimeoutError): void {
+    if (this.signal.aborted) return;
+    this.limitReached = reason;
+    this.controller.abort(reason);
   }
 
   /** Fires when the caller aborts or a limit runs out. */
@@ -131,7 +140,7 @@ export class ProviderCall {
     try {
       for (;;) {
         const idle = setTimeout(() => {
-          this.controller.abort(
+          this.abortOnLimit(
             new ProviderTimeoutError(
               `${provider} stream went silent for idleTimeoutMs = ${limits.idleTimeoutMs} ms before its end, ` +
                 `so the request was aborted — raise idleTimeoutMs in the ${settingsOwner} settings if the model ` +
@@ -185,12 +194,17 @@ export class ProviderCall {
   /**
    * What the call rejects with: the caller's abort reason or the
    * {@link ProviderTimeoutError} when the call was aborted, else the typed,
-   * redacted error for what was thrown.
+   * redacted error for what was thrown. `reportedUsage`, the counts a
+   * stream reported before it failed, goes on the `ProviderError` as its
+   * `reportedUsage` (never on the caller's own abort reason).
    */
-  failure(error: unknown): unknown {
-    if (this.signal.aborted) return this.signal.reason;
-    if (ProviderError.isInstance(error)) return redactError(error, this.context.secrets);
-    return this.toError(this.context.describeFailure(error));
+  failure(error: unknown, reportedUsage?: Usage): unknown {
+    if (this.signal.aborted) {
+      const reason: unknown = this.signal.reason;
+      return this.limitReached !== undefined && reason === this.limitReached ? this.limitReached.withReportedUsage(reportedUsage) : reason;
+    }
+    const failed = ProviderError.isInstance(error) ? redactError(error, this.context.secrets) : this.toError(this.context.describeFailure(error));
+    return failed.withReportedUsage(reportedUsage);
   }
 
   /** Stops the timers and lets go of the caller's signal; aborts whatever is still in flight. */

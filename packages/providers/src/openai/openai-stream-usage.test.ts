@@ -1,0 +1,64 @@
+/**
+ * What an OpenAI stream that fails before its end reported of its usage,
+ * through the real SDK against the local fixture server. OpenAI itself
+ * reports usage only at the end (the chat usage chunk, the Responses final
+ * event), so a stream cut before it reported nothing; some servers report
+ * more (usage on every chat chunk, usage in `response.failed`), and that is
+ * on the error as `reportedUsage`, for the runtime to charge.
+ */
+import { ProviderError, RateLimitError, type ModelRequest } from "@rein/core";
+import { collectStream, failureOf, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
+import { firstUserTurn, system } from "../__fixtures__/weather-conversation";
+import { OpenAIProvider } from "./openai-provider";
+
+const server = useFixtureServer();
+
+function provider(api: "chat" | "responses"): OpenAIProvider {
+  return new OpenAIProvider("test-model", { api, apiKey: "test-key", baseURL: `${server().url}/v1`, maxRetries: 0 });
+}
+
+const request: ModelRequest = { system, messages: [firstUserTurn], tools: [] };
+
+/** `sse` cut (connection reset) right before the first line containing `marker`. */
+function cutBefore(sse: string, marker: string) {
+  return { sse, cutAfterBytes: Buffer.byteLength(sse.slice(0, sse.indexOf(marker)), "utf8"), abrupt: true };
+}
+
+/** The fixture's response.failed event, its usage set to `usage` (JSON text). */
+function failedWithUsage(usage: string): string {
+  return readFixture(__dirname, "responses-stream-failed.sse").replace(/("type":"response\.failed".*)"usage":null/, `$1"usage":${usage}`);
+}
+
+describe("OpenAI stream usage when the stream fails", () => {
+  it("a chat stream cut before its usage chunk reported nothing: the error has no reportedUsage", async () => {
+    server().reply(cutBefore(readFixture(__dirname, "chat-stream-text.sse"), '"finish_reason":"stop"'));
+    const error = await failureOf(collectStream(provider("chat").stream(request)));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).message).toMatch(/^openai stream ended early: /);
+    expect((error as ProviderError).reportedUsage).toBeUndefined();
+  });
+
+  it("a chat stream from a server that reports usage on every chunk, cut mid-way, has the last counts on the error", async () => {
+    const sse = readFixture(__dirname, "chat-stream-text.sse").replace(/"usage":null/g, '"usage":{"prompt_tokens":2262,"completion_tokens":3,"total_tokens":2265}');
+    server().reply(cutBefore(sse, '"finish_reason":"stop"'));
+    const error = await failureOf(collectStream(provider("chat").stream(request)));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: 2262, outputTokens: 3, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+  });
+
+  it("a Responses response.failed event with usage fails with its typed error, the usage on it", async () => {
+    server().reply({ sse: failedWithUsage('{"input_tokens":2210,"output_tokens":7,"input_tokens_details":{"cached_tokens":2048},"total_tokens":2217}') });
+    const error = await failureOf(collectStream(provider("responses").stream(request)));
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).reportedUsage).toEqual({ inputTokens: 2210, outputTokens: 7, cachedInputTokens: 2048, cacheCreationInputTokens: 0 });
+  });
+
+  it("a Responses response.failed event with usage null, or usage that is not counts, fails with its typed error and no reportedUsage", async () => {
+    server().reply({ sse: readFixture(__dirname, "responses-stream-failed.sse") }, { sse: failedWithUsage('{"input_tokens":-5,"output_tokens":7}') });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = await failureOf(collectStream(provider("responses").stream(request)));
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect((error as RateLimitError).reportedUsage).toBeUndefined();
+    }
+  });
+});
