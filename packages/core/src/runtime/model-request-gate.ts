@@ -3,16 +3,15 @@ import type { ContentBlock, Message } from "../model/content";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
 import { newNodeId, toRecordable, type CallScope } from "../scope/call-scope";
 import type { SessionCursor } from "../scope/session-cursor";
-import { ProviderError, costOf, describeError, priceOf, tokenCount, type ModelPrice, type Pricing } from "@rein/guard";
+import { ProviderError, describeError, priceOf, type ModelPrice } from "@rein/guard";
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
-import { reachAttributes } from "../telemetry/agent-entry-span";
-import { addSpanEvent, failSpan, SPAN_EVENT } from "../telemetry/tracing";
+import { failSpan } from "../telemetry/tracing";
 import { abortReason, raceSignal } from "./cancellation";
 import type { Execution, StepBudget } from "./execution";
 import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
 import type { RunLedger } from "./run-ledger";
-import { pricedModel } from "./run-ledger";
+import { chargeReportedUsage, chargeUsage, reachPricing, spendOf, unanswered, type RequestProgress } from "./request-charge";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, type SpendAmount, type SpendReservation, type SpendReserver } from "./spend-reserver";
 
 /**
@@ -28,7 +27,7 @@ export interface RequestSite {
   readonly events: RunEvents;
   /** The loop's scope: its reach run and depth, its signal, its function. */
   readonly scope: CallScope;
-  /** The loop's run: charged with every answered request, and its ancestors with it. */
+  /** The loop's run: charged with every request the provider counted, and its ancestors with it. */
   readonly ledger: RunLedger;
   readonly tracing: LoopTracing | undefined;
   /** Where the llm node of a request goes, read per request (nothing once the run was cancelled). */
@@ -70,8 +69,12 @@ export interface GatedResponse {
  * reserved after the reach check and before anything is sent, and the
  * request asks for no more output than was reserved; the reservation is
  * settled with the answer's usage, released whole when the request was never
- * sent, and charged as reserved when it was sent but no usage came back (a
- * cancel, a provider error: the provider may bill what it received).
+ * sent, and charged as reserved when it was sent but no answer came back (a
+ * cancel, a provider error: the provider may bill what it received). A
+ * request that failed after the provider counted it (a `ProviderError` with
+ * `reportedUsage`: a stream broken after its start) is charged what was
+ * reported to the ledger and the reach budget, and to the spend caps when
+ * that is more than was reserved.
  * @internal
  */
 export async function sendModelRequest(site: RequestSite, gated: GatedRequest): Promise<GatedResponse> {
@@ -93,7 +96,7 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
   // Held before the request is sent, so runs on other processes charging the same caller see it (spend-reserver.ts).
   const reserved = spend === undefined ? undefined : reservedSpend(site, sent.request, estimated);
   const reservation: SpendReservation | undefined = spend === undefined ? undefined : await spend.reserve(reserved!);
-  const progress: RequestProgress = { sent: false, used: undefined };
+  const progress: RequestProgress = { sent: false, used: undefined, reported: undefined };
   let answered: GatedResponse & { readonly used: SpendAmount };
   try {
     answered = await answerRequest(site, sent, step, progress);
@@ -106,26 +109,6 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
   return { response: answered.response, llmId: answered.llmId, step };
 }
 
-/** How far one request got: whether it was handed to the provider, and what its answer used once one came. */
-interface RequestProgress {
-  sent: boolean;
-  used: SpendAmount | undefined;
-}
-
-/**
- * What a request that ended in an error pays: its answer's usage when one
- * came (something after the answer failed); nothing when it was never sent
- * (refused or cancelled before the provider was called); the whole
- * reservation when it was sent and no usage came back — the provider had it
- * and may bill its input and whatever it wrote before a cancel or an error,
- * which nothing here can see, so the cap errs towards charging, never
- * towards letting a cancelled request go free.
- */
-function unanswered(reservation: SpendReservation, reserved: SpendAmount, progress: RequestProgress): Promise<void> {
-  if (progress.used !== undefined) return reservation.settle(progress.used);
-  return progress.sent ? reservation.settle(reserved) : reservation.release();
-}
-
 /** `request` with an output limit, the one it has or {@link DEFAULT_RESERVED_OUTPUT_TOKENS}, so the provider's own default never applies. */
 function withReservedOutput(request: ModelRequest): ModelRequest {
   return request.maxOutputTokens !== undefined ? request : { ...request, maxOutputTokens: DEFAULT_RESERVED_OUTPUT_TOKENS };
@@ -136,7 +119,6 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
   const { events, scope, provider, tracing } = site;
   const { request } = gated;
   const signal = scope.signal;
-  const reach = scope.reach;
   const model = request.model ?? "";
   if (events.listening) events.emit({ type: "model-request", step, model, functionName: scope.fn?.name });
   const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, scope, provider.providerId, request);
@@ -146,6 +128,8 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
     const streaming = gated.stream && events.listening ? { events, step } : undefined;
     response = await requestModel(provider, request, modelCallOptions(signal, events, step), streaming, progress);
   } catch (error) {
+    // Counted before it failed (a stream broken after its start): what the provider reported is billed, so it is charged.
+    progress.reported = chargeReportedUsage(site, model, error, chatSpan);
     if (chatSpan !== undefined) {
       failSpan(chatSpan, error);
       chatSpan.end();
@@ -154,24 +138,14 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
     if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error);
     throw error;
   }
-  const cost = usedCost(site.ledger.pricing, model, response);
-  const used: SpendAmount = { tokens: tokenCount(response.usage.inputTokens) + tokenCount(response.usage.outputTokens), costUsd: cost };
+  const used = spendOf(site, model, response);
   // From here on the answer's usage is what the request pays, whatever fails after it.
   progress.used = used;
   // One write per request, once it is answered: an unanswered request has nothing to keep.
   const at = gated.recordedInput === undefined ? undefined : site.recorder();
   const llmId = at === undefined ? undefined : recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), response, undefined);
   if (events.listening) events.emit({ type: "model-response", step, stopReason: response.stopReason, usage: response.usage });
-  site.ledger.chargeRequest(model, response.model, response.usage);
-  if (reach !== undefined) {
-    const pricing = reachPricing(site);
-    const price = priceOf(pricing, pricedModel(pricing, model, response.model));
-    // Charged as the ledger and the spend caps are: a count that is negative, NaN or missing is 0, never a refund.
-    reach.addUsage(used.tokens, price === undefined ? 0 : costOf(price, response.usage));
-    const depth = scope.agentDepth ?? 0;
-    if (events.listening) events.emit({ type: "reach-status", ...reach.status(depth) });
-    addSpanEvent(chatSpan, SPAN_EVENT.reachStatus, () => reachAttributes(reach, depth));
-  }
+  chargeUsage(site, model, response, chatSpan);
   if (chatSpan !== undefined) {
     answerChatSpan(tracing!, chatSpan, response, llmId);
     chatSpan.end();
@@ -189,17 +163,6 @@ function reservedSpend(site: RequestSite, request: ModelRequest, inputTokens: nu
   const price: ModelPrice | undefined = priceOf(site.ledger.pricing, request.model ?? "");
   const costUsd = price === undefined ? undefined : (inputTokens * price.inputPerMTok + output * price.outputPerMTok) / 1e6;
   return { tokens: inputTokens + output, costUsd };
-}
-
-/** What an answer cost, priced as the run's ledger prices it; undefined when its model has no price there. */
-function usedCost(pricing: Pricing | undefined, model: string, response: ModelResponse): number | undefined {
-  const price = priceOf(pricing, pricedModel(pricing, model, response.model));
-  return price === undefined ? undefined : costOf(price, response.usage);
-}
-
-/** The prices reach charges with: the policy's own table, else the run's. */
-function reachPricing(site: RequestSite): Pricing | undefined {
-  return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
 }
 
 /**

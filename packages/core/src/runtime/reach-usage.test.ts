@@ -4,9 +4,10 @@
  * run spend past maxTokens, never a NaN that makes every check pass (found
  * by an attack review, 2026-12-03: 20 requests under maxTokens 1,600).
  */
-import { ReachExceededError } from "@rein/guard";
+import { OverloadedError, ReachExceededError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import type { ModelProvider, ModelResponse, Usage } from "../model/model-provider";
+import { currentReach, withReachBudget } from "./reach";
 import { Runtime } from "./runtime";
 
 /** A provider that calls the tool `more` every time, reporting `usage` for its first answer and 400 + 100 tokens after. */
@@ -51,5 +52,41 @@ describe("the reach token budget when a provider reports usage wrong", () => {
     expect(error).toBeInstanceOf(ReachExceededError);
     // 1,600 tokens: at most the first answer and three of 500 tokens before the next would cross it.
     expect(provider.requests).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("the reach token budget when a request fails after the provider counted it", () => {
+  /** A provider whose complete() fails, every time, with an OverloadedError carrying the usage reported before it failed. */
+  function failingAfterCount(): ModelProvider & { requests: number } {
+    const provider = {
+      specificationVersion: "rein-model-v1" as const,
+      providerId: "custom",
+      modelId: "m",
+      requests: 0,
+      async complete(): Promise<ModelResponse> {
+        provider.requests++;
+        throw new OverloadedError("overloaded mid-answer", { provider: "custom", reportedUsage: { inputTokens: 900, outputTokens: 1 } });
+      },
+      async *stream() {
+        yield { type: "response" as const, response: await provider.complete() };
+      },
+    };
+    return provider;
+  }
+
+  it("ask() charges maxTokens what the failed request's provider reported, though it used complete()", async () => {
+    const provider = failingAfterCount();
+    const agent = new Spender({ runtime: new Runtime({ provider }) });
+    const outcome = await withReachBudget({ depth: 5, tokens: 905 }, async () => {
+      const first = await agent.ask("Go.").catch((caught: unknown) => caught);
+      const used = currentReach()!.tokens.used;
+      const second = await agent.ask("Again.").catch((caught: unknown) => caught);
+      return { first, used, second };
+    });
+    expect(outcome.first).toBeInstanceOf(OverloadedError);
+    expect(outcome.used).toBe(901);
+    // 901 charged: the second request's input estimate would cross 905, so it is never sent.
+    expect(outcome.second).toBeInstanceOf(ReachExceededError);
+    expect(provider.requests).toBe(1);
   });
 });

@@ -32,11 +32,11 @@ export class RunLedger {
   ) {}
 
   /**
-   * Charges one answered request to this run and every run it is
-   * nested in, priced with this run's table (the model asked for, else
-   * the one that answered; a model the table does not list is counted in
-   * `unpricedRequests`). Returns its cost in US dollars
-   * (0 when unpriced), which the reach budget is charged with too.
+   * Charges one request the provider counted (answered, or failed after
+   * reporting usage) to this run and every run it is nested in, priced
+   * with this run's table (the model asked for, else the one that
+   * answered; a model the table does not list is counted in
+   * `unpricedRequests`). Returns its cost in US dollars (0 when unpriced).
    */
   chargeRequest(requested: string, answered: string | undefined, usage: Usage): number {
     const input = tokenCount(usage.inputTokens);

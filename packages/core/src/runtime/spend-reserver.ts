@@ -15,8 +15,9 @@ export interface SpendAmount {
 /**
  * What a {@link SpendReserver} holds for one request until it is answered:
  * {@link settle} charges what the request really used and gives back the
- * rest of the reservation (a request sent that got no usage back — a cancel,
- * a provider error — is settled with the whole reservation); {@link release}
+ * rest of the reservation (a request sent that got no answer — a cancel, a
+ * provider error — is settled with the whole reservation, or with the usage
+ * the provider reported before failing if that is more); {@link release}
  * gives all of it back (the request was never sent).
  * @example
  * ```ts
@@ -39,8 +40,8 @@ export interface SpendReservation {
  * reach check and before the provider, sends the request with
  * `maxOutputTokens` set to the output it reserved (so the model cannot write
  * more than is held), then settles the reservation with the answer's usage
- * — with the reservation itself when the request was sent and no usage came
- * back — or releases it when the request was never sent. A reserver refuses by
+ * — with the reservation itself (or the usage reported, if more) when the
+ * request was sent and no answer came — or releases it when it was never sent. A reserver refuses by
  * throwing a `ReachError` (the run stops with it, the request never sent);
  * anything else it throws fails the run too. Given with
  * `withRunListener(listener, fn, { spend })`; every run under it, nested

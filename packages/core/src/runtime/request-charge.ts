@@ -1,0 +1,90 @@
+import type { Span } from "@opentelemetry/api";
+import { ProviderError, costOf, priceOf, tokenCount, type Pricing } from "@rein/guard";
+import type { ModelResponse, Usage } from "../model/model-provider";
+import { reachAttributes } from "../telemetry/agent-entry-span";
+import { addSpanEvent, SPAN_EVENT } from "../telemetry/tracing";
+import type { RequestSite } from "./model-request-gate";
+import { pricedModel } from "./run-ledger";
+import type { SpendAmount, SpendReservation } from "./spend-reserver";
+
+/**
+ * How far one model request got: whether it was handed to the provider,
+ * what its answer used once one came, and what the provider reported of a
+ * request that failed after counting it (a stream broken after its start).
+ * @internal
+ */
+export interface RequestProgress {
+  sent: boolean;
+  used: SpendAmount | undefined;
+  reported: SpendAmount | undefined;
+}
+
+/**
+ * What `usage`, the provider's count for one request, amounts to for the
+ * spend caps: its tokens, input and output, and its cost priced with the
+ * run's table (undefined when the model has no price there). A count that
+ * is negative, NaN or missing is 0, never a refund.
+ * @internal
+ */
+export function spendOf(site: RequestSite, model: string, response: Pick<ModelResponse, "usage" | "model">): SpendAmount {
+  const { usage } = response;
+  const price = priceOf(site.ledger.pricing, pricedModel(site.ledger.pricing, model, response.model));
+  return { tokens: tokenCount(usage.inputTokens) + tokenCount(usage.outputTokens), costUsd: price === undefined ? undefined : costOf(price, usage) };
+}
+
+/**
+ * Charges `usage`, what the provider counted for one request, to the run's
+ * ledger (and its ancestors') and to the reach budget — the same way: a
+ * count that is negative, NaN or missing is 0 — then reports the reach status.
+ * @internal
+ */
+export function chargeUsage(site: RequestSite, model: string, response: Pick<ModelResponse, "usage" | "model">, span: Span | undefined): void {
+  site.ledger.chargeRequest(model, response.model, response.usage);
+  const reach = site.scope.reach;
+  if (reach === undefined) return;
+  const pricing = reachPricing(site);
+  const price = priceOf(pricing, pricedModel(pricing, model, response.model));
+  reach.addUsage(tokenCount(response.usage.inputTokens) + tokenCount(response.usage.outputTokens), price === undefined ? 0 : costOf(price, response.usage));
+  const depth = site.scope.agentDepth ?? 0;
+  if (site.events.listening) site.events.emit({ type: "reach-status", ...reach.status(depth) });
+  addSpanEvent(span, SPAN_EVENT.reachStatus, () => reachAttributes(reach, depth));
+}
+
+/**
+ * Charges what a failed request's provider reported before failing (a
+ * `ProviderError`'s `reportedUsage`: the input an Anthropic stream's
+ * `message_start` counted, say) as an answer's usage is charged; returns
+ * its amount for the spend caps, or undefined when nothing was reported.
+ * @internal
+ */
+export function chargeReportedUsage(site: RequestSite, model: string, error: unknown, span: Span | undefined): SpendAmount | undefined {
+  const usage: Usage | undefined = ProviderError.isInstance(error) ? error.reportedUsage : undefined;
+  if (usage === undefined) return undefined;
+  chargeUsage(site, model, { usage }, span);
+  return spendOf(site, model, { usage });
+}
+
+/**
+ * What a request that ended in an error pays to the spend caps: its
+ * answer's usage when one came (something after the answer failed);
+ * nothing when it was never sent (refused or cancelled before the provider
+ * was called); when it was sent and no answer came, the whole reservation,
+ * or what the provider reported if that is more — the provider had the
+ * request and may bill its input and whatever it wrote before a cancel or
+ * an error, which nothing here can see, so the cap errs towards charging,
+ * never towards letting a failed request go free or cheap.
+ * @internal
+ */
+export function unanswered(reservation: SpendReservation, reserved: SpendAmount, progress: RequestProgress): Promise<void> {
+  if (progress.used !== undefined) return reservation.settle(progress.used);
+  if (!progress.sent) return reservation.release();
+  const reported = progress.reported;
+  if (reported === undefined) return reservation.settle(reserved);
+  const costUsd = reserved.costUsd === undefined ? reported.costUsd : Math.max(reserved.costUsd, reported.costUsd ?? 0);
+  return reservation.settle({ tokens: Math.max(reserved.tokens, reported.tokens), costUsd });
+}
+
+/** The prices reach charges with: the policy's own table, else the run's. @internal */
+export function reachPricing(site: RequestSite): Pricing | undefined {
+  return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
+}
