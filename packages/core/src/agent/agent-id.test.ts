@@ -1,5 +1,5 @@
 import { Context } from "../context/context";
-import { CancelledError } from "../errors/core-errors";
+import { CancelledError } from "@rein/guard";
 import { resumeRun } from "../resumable/resume-run";
 import { step } from "../resumable/step";
 import { InMemorySessionStore } from "@rein/session";

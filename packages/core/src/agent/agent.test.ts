@@ -1,7 +1,6 @@
-import { RecursionError, currentChain } from "@rein/guard";
+import { RecursionError, currentChain, CancelledError, DecisionError } from "@rein/guard";
 import { z } from "zod";
 import { Context } from "../context/context";
-import { CancelledError, DecisionError } from "../errors/core-errors";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { addPreInvocationHook, removePreInvocationHook } from "../scope/hooks";

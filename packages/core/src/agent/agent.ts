@@ -1,6 +1,5 @@
-import { ReachPolicy, type ChainLimits, type LoopDetectionOptions, type ReachPolicyOptions } from "@rein/guard";
+import { ReachPolicy, type ChainLimits, type LoopDetectionOptions, type ReachPolicyOptions, SessionMismatchError } from "@rein/guard";
 import { Context } from "../context/context";
-import { SessionMismatchError } from "../errors/core-errors";
 import type { ContentBlock } from "../model/content";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvents } from "../runtime/run-events";

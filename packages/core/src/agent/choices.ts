@@ -1,4 +1,4 @@
-import { DecisionError } from "../errors/core-errors";
+import { DecisionError } from "@rein/guard";
 import type { ChoiceOptions } from "./agent-options";
 
 /** One option of `agent.choose`, normalised. */

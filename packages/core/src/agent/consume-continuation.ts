@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { ContinuationConsumedError } from "../errors/continuation-consumed-error";
+import { ContinuationConsumedError } from "@rein/guard";
 import type { Context } from "../context/context";
 import { isConsumeOnceStore, randomIdText } from "@rein/session";
 import type { TurnContinuation } from "./turns";

@@ -4,7 +4,7 @@
  * tool runs once and every other resume is a ContinuationConsumedError.
  */
 import { Context } from "../context/context";
-import { ContinuationConsumedError } from "../errors/continuation-consumed-error";
+import { ContinuationConsumedError } from "@rein/guard";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";

@@ -1,4 +1,4 @@
-import { ToolApprovalError } from "../errors/core-errors";
+import { ToolApprovalError } from "@rein/guard";
 import type { Tool } from "../tools/tool";
 import { validateArguments } from "../tools/tool";
 import type { MethodInfo } from "./class-setup";

@@ -1,5 +1,4 @@
-import { GuardError, ModelBehaviorError } from "@rein/guard";
-import { ToolApprovalError } from "../errors/core-errors";
+import { GuardError, ModelBehaviorError, ToolApprovalError } from "@rein/guard";
 import { Runtime } from "../runtime/runtime";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Agent } from "./agent";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Context } from "../context/context";
-import { SessionMismatchError } from "../errors/core-errors";
+import { SessionMismatchError } from "@rein/guard";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";

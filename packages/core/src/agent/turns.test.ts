@@ -1,5 +1,5 @@
 import { Context } from "../context/context";
-import { SessionMismatchError } from "../errors/core-errors";
+import { SessionMismatchError } from "@rein/guard";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";

@@ -3,7 +3,7 @@ import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "../runtime/runtime";
 import { InMemorySessionStore } from "@rein/session";
 import { SessionNodeWriter } from "@rein/session";
-import { ContextHeadError, ContextProviderError, ContextStoreError } from "../errors/core-errors";
+import { ContextHeadError, ContextProviderError, ContextStoreError } from "@rein/guard";
 import { currentReach, withReachBudget } from "../runtime/reach";
 import { Context, DELETE } from "./context";
 

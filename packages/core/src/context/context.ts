@@ -1,5 +1,4 @@
-import { errorMessage, withFrameData } from "@rein/guard";
-import { ContextProviderError } from "../errors/core-errors";
+import { errorMessage, withFrameData, ContextProviderError } from "@rein/guard";
 import type { TextBlock } from "../model/content";
 import { currentScope, deriveScope } from "../scope/call-scope";
 import { SessionNodeWriter, ensureSession, optionSchema, type SessionNode, type SessionStoreLike } from "@rein/session";

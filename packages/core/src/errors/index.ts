@@ -1,6 +1,9 @@
-// The three error families, from @rein/guard, so users of @rein/core (and @rein/providers) can test for them.
-export { UsageError, ModelBehaviorError, SystemFailureError } from "@rein/guard";
+// The error classes live in @rein/guard beside the rest of the taxonomy; @rein/core re-exports them (the same
+// classes), so users of @rein/core (and @rein/providers) import and test for them from here.
 export {
+  UsageError,
+  ModelBehaviorError,
+  SystemFailureError,
   CancelledError,
   InterruptedError,
   DecisionError,
@@ -15,7 +18,7 @@ export {
   ToolApprovalError,
   ContextHeadError,
   ContextStoreError,
-} from "./core-errors";
-export { ToolTimeoutError } from "@rein/guard";
-export { ContinuationConsumedError } from "./continuation-consumed-error";
-export { McpToolError } from "./mcp-tool-error";
+  ToolTimeoutError,
+  ContinuationConsumedError,
+  McpToolError,
+} from "@rein/guard";

@@ -1,6 +1,6 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { InterruptedError } from "../errors/core-errors";
+import { InterruptedError } from "@rein/guard";
 import { InMemorySessionStore } from "@rein/session";
 import type { SessionNode } from "@rein/session";
 import { RunPausedError } from "./resumable-errors";

@@ -5,7 +5,7 @@
  */
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { InterruptedError } from "../errors/core-errors";
+import { InterruptedError } from "@rein/guard";
 import { InMemorySessionStore } from "@rein/session";
 import { step } from "./step";
 import { recordedSteps } from "./__fixtures__/recorded-steps";

@@ -1,8 +1,7 @@
 import * as guard from "@rein/guard";
-import { describeError, type Frame } from "@rein/guard";
+import { describeError, type Frame, InterruptedError } from "@rein/guard";
 import type { Span } from "@opentelemetry/api";
 import { Context } from "../context/context";
-import { InterruptedError } from "../errors/core-errors";
 import { LeaseLostError, awaitedLeases, jsonProblem, keepLease } from "@rein/session";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";

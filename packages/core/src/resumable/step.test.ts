@@ -1,6 +1,6 @@
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { InterruptedError } from "../errors/core-errors";
+import { InterruptedError } from "@rein/guard";
 import { Runtime } from "../runtime/runtime";
 import type { RunEvent } from "../runtime/runtime-events";
 import { InMemorySessionStore } from "@rein/session";

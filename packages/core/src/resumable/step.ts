@@ -1,6 +1,6 @@
 import { jsonProblem, sameJsonWhenStored } from "@rein/session";
 import * as guard from "@rein/guard";
-import { InterruptedError } from "../errors/core-errors";
+import { InterruptedError } from "@rein/guard";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import { currentScope, deriveScope, newNodeId, type ScopedFunctionInfo } from "../scope/call-scope";

@@ -1,5 +1,4 @@
-import { CancelledError, InterruptedError } from "../errors/core-errors";
-import { describeError } from "@rein/guard";
+import { CancelledError, InterruptedError, describeError } from "@rein/guard";
 import type { SessionNodeWriter } from "@rein/session";
 
 /**

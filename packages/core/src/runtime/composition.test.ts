@@ -6,10 +6,9 @@
  * derivation and the one agent entry (DESIGN 3.8).
  */
 import fc from "fast-check";
-import { MemoryReachExceededError, ReachError, ReachExceededError, ReachPolicy, resetMemorySample, setMemoryReader, type ReachBudget } from "@rein/guard";
+import { MemoryReachExceededError, ReachError, ReachExceededError, ReachPolicy, resetMemorySample, setMemoryReader, type ReachBudget, ContextOverflowError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { ContextOverflowError } from "@rein/guard";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { step } from "../resumable/step";
 import { InMemorySessionStore } from "@rein/session";

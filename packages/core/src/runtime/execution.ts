@@ -1,4 +1,4 @@
-import { MaxStepsExceededError } from "../errors/core-errors";
+import { MaxStepsExceededError } from "@rein/guard";
 
 /** How far one loop may count {@link Execution.steps}: up to `limit`, a budget of `size` requests. */
 export interface StepBudget {

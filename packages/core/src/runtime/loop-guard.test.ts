@@ -1,8 +1,7 @@
-import { PostCompactionLoopPersistedError, ToolLoopError } from "@rein/guard";
+import { PostCompactionLoopPersistedError, ToolLoopError, ContextOverflowError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import type { ContentBlock } from "../model/content";
 import type { ModelRequest } from "../model/model-provider";
-import { ContextOverflowError } from "@rein/guard";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { tool } from "../tools/tool";
 import { Context } from "../context/context";

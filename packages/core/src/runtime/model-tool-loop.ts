@@ -1,7 +1,6 @@
 import * as guard from "@rein/guard";
-import { ContextOverflowError, currentChain, depthOf, ReachRun, situationalPrefix } from "@rein/guard";
+import { ContextOverflowError, currentChain, depthOf, ReachRun, situationalPrefix, MaxIterationsExceededError, OutputValidationError } from "@rein/guard";
 import { Context } from "../context/context";
-import { MaxIterationsExceededError, OutputValidationError } from "../errors/core-errors";
 import { textBlock, textOf, type ContentBlock, type Message, type ToolResultBlock } from "../model/content";
 import type { ModelRequest, ToolChoice, Usage } from "../model/model-provider";
 import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";

@@ -3,9 +3,22 @@ import { ProviderError, costOf, priceOf, tokenCount, type Pricing } from "@rein/
 import type { ModelResponse, Usage } from "../model/model-provider";
 import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, SPAN_EVENT } from "../telemetry/tracing";
-import type { RequestSite } from "./model-request-gate";
-import { pricedModel } from "./run-ledger";
+import type { CallScope } from "../scope/call-scope";
+import type { RunEvents } from "./run-events";
+import { pricedModel, type RunLedger } from "./run-ledger";
 import type { SpendAmount, SpendReservation } from "./spend-reserver";
+
+/**
+ * What charging a request needs of where it was sent from: the run's
+ * ledger, its scope (the reach run and depth) and its events. The request
+ * gate's `RequestSite` is one.
+ * @internal
+ */
+export interface ChargeSite {
+  readonly ledger: RunLedger;
+  readonly scope: CallScope;
+  readonly events: RunEvents;
+}
 
 /**
  * How far one model request got: whether it was handed to the provider,
@@ -26,7 +39,7 @@ export interface RequestProgress {
  * is negative, NaN or missing is 0, never a refund.
  * @internal
  */
-export function spendOf(site: RequestSite, model: string, response: Pick<ModelResponse, "usage" | "model">): SpendAmount {
+export function spendOf(site: ChargeSite, model: string, response: Pick<ModelResponse, "usage" | "model">): SpendAmount {
   const { usage } = response;
   const price = priceOf(site.ledger.pricing, pricedModel(site.ledger.pricing, model, response.model));
   return { tokens: tokenCount(usage.inputTokens) + tokenCount(usage.outputTokens), costUsd: price === undefined ? undefined : costOf(price, usage) };
@@ -38,7 +51,7 @@ export function spendOf(site: RequestSite, model: string, response: Pick<ModelRe
  * count that is negative, NaN or missing is 0 — then reports the reach status.
  * @internal
  */
-export function chargeUsage(site: RequestSite, model: string, response: Pick<ModelResponse, "usage" | "model">, span: Span | undefined): void {
+export function chargeUsage(site: ChargeSite, model: string, response: Pick<ModelResponse, "usage" | "model">, span: Span | undefined): void {
   site.ledger.chargeRequest(model, response.model, response.usage);
   const reach = site.scope.reach;
   if (reach === undefined) return;
@@ -57,7 +70,7 @@ export function chargeUsage(site: RequestSite, model: string, response: Pick<Mod
  * its amount for the spend caps, or undefined when nothing was reported.
  * @internal
  */
-export function chargeReportedUsage(site: RequestSite, model: string, error: unknown, span: Span | undefined): SpendAmount | undefined {
+export function chargeReportedUsage(site: ChargeSite, model: string, error: unknown, span: Span | undefined): SpendAmount | undefined {
   const usage: Usage | undefined = ProviderError.isInstance(error) ? error.reportedUsage : undefined;
   if (usage === undefined) return undefined;
   chargeUsage(site, model, { usage }, span);
@@ -85,6 +98,6 @@ export function unanswered(reservation: SpendReservation, reserved: SpendAmount,
 }
 
 /** The prices reach charges with: the policy's own table, else the run's. @internal */
-export function reachPricing(site: RequestSite): Pricing | undefined {
+export function reachPricing(site: ChargeSite): Pricing | undefined {
   return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
 }

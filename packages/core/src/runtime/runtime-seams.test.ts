@@ -1,11 +1,9 @@
 import { EventEmitter, getEventListeners } from "node:events";
-import { runInFrame, ToolLoopError } from "@rein/guard";
+import { runInFrame, ToolLoopError, ProviderError, CancelledError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { ProviderError } from "@rein/guard";
 import { ScriptedProvider, type ScriptedTurn } from "../model/scripted-provider";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
-import { CancelledError } from "../errors/core-errors";
 import { currentSignal } from "../scope/call-scope";
 import { addPreInvocationHook, removePreInvocationHook } from "../scope/hooks";
 import { InMemorySessionStore } from "@rein/session";

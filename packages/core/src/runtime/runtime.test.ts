@@ -1,7 +1,6 @@
-import { CycleError, RecursionError } from "@rein/guard";
+import { CycleError, RecursionError, ContextProviderError, MaxIterationsExceededError, MaxStepsExceededError, MissingProviderError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
-import { ContextProviderError, MaxIterationsExceededError, MaxStepsExceededError, MissingProviderError } from "../errors/core-errors";
 import type { ContentBlock, ToolResultBlock } from "../model/content";
 import type { ModelRequest } from "../model/model-provider";
 import { ScriptedProvider } from "../model/scripted-provider";

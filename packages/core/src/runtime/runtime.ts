@@ -1,8 +1,7 @@
 import type { Logger } from "pino";
 import { defaultLogger } from "./silent-logger";
 import type { ChainLimits, LoopDetectionOptions } from "@rein/guard";
-import { MAX_AGENTIC_RECURSION_DEPTH, ReachPolicy, type ReachPolicyOptions } from "@rein/guard";
-import { MissingProviderError } from "../errors/core-errors";
+import { MAX_AGENTIC_RECURSION_DEPTH, ReachPolicy, type ReachPolicyOptions, MissingProviderError } from "@rein/guard";
 import { checkExecRequest } from "./exec-request";
 import { checkRuntimeOptions, type RuntimeOptions } from "./runtime-options";
 import type { ModelProvider } from "../model/model-provider";

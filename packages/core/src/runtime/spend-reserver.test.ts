@@ -7,10 +7,9 @@
  * before it was sent is released, and one that was sent and got no answer
  * (a provider error, a cancel) is charged as reserved.
  */
-import { ReachError } from "@rein/guard";
+import { ReachError, ProviderError } from "@rein/guard";
 import { Agent } from "../agent/agent";
 import { ScriptedProvider } from "../model/scripted-provider";
-import { ProviderError } from "@rein/guard";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "../model/model-provider";
 import type { RunEvent } from "./runtime-events";
 import { estimateTokens } from "./model-request-gate";

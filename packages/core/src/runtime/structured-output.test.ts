@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Agent } from "../agent/agent";
 import { ChatAgent } from "../agent/chat-agent";
-import { OutputValidationError } from "../errors/core-errors";
+import { OutputValidationError } from "@rein/guard";
 import { ScriptedProvider } from "../model/scripted-provider";
 import { Runtime } from "./runtime";
 

@@ -1,6 +1,5 @@
 import * as guard from "@rein/guard";
-import { ChainDepthError, CycleError, GuardError, ProviderError, RecursionError, ToolTimeoutError, UnknownToolError, UsageError, describeError, errorMessage } from "@rein/guard";
-import { MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "../errors/core-errors";
+import { ChainDepthError, CycleError, GuardError, ProviderError, RecursionError, ToolTimeoutError, UnknownToolError, UsageError, describeError, errorMessage, MaxStepsExceededError, MissingProviderError, ToolArgumentsError } from "@rein/guard";
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { deriveScope, type CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";

@@ -1,7 +1,6 @@
 import * as guard from "@rein/guard";
-import { describeError, type Frame, type ReachError } from "@rein/guard";
+import { describeError, type Frame, type ReachError, ContextHeadError, ContextStoreError, InterruptedError } from "@rein/guard";
 import { Context } from "../context/context";
-import { ContextHeadError, ContextStoreError, InterruptedError } from "../errors/core-errors";
 import { isCancellation } from "../runtime/cancellation";
 import type { RunEvents } from "../runtime/run-events";
 import type { SessionNodeWriter } from "@rein/session";

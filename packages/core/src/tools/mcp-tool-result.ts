@@ -3,7 +3,7 @@
  * image blocks, structured content, or the tool error it reports.
  * @internal
  */
-import { McpToolError } from "../errors/mcp-tool-error";
+import { McpToolError } from "@rein/guard";
 import type { ImageBlock, TextBlock } from "../model/content";
 import { ToolContent } from "./tool-content";
 

@@ -1,5 +1,4 @@
-import { errorMessage, type Frame } from "@rein/guard";
-import { McpToolError } from "../errors/mcp-tool-error";
+import { errorMessage, type Frame, McpToolError } from "@rein/guard";
 import type { JsonSchema } from "../model/model-provider";
 import { enterFunctionScope } from "../scope/enter-scope";
 import { resolveSchema } from "./schema";

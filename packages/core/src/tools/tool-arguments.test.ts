@@ -1,6 +1,5 @@
-import { ToolArgumentsError } from "../errors/core-errors";
+import { ToolArgumentsError, boundProblems, MAX_LISTED_PROBLEMS, validateJsonSchema } from "@rein/guard";
 import type { JsonSchema } from "../model/model-provider";
-import { boundProblems, MAX_LISTED_PROBLEMS, validateJsonSchema } from "@rein/guard";
 import { tool } from "./tool";
 
 const closed: JsonSchema = {

@@ -1,5 +1,5 @@
 import type { Frame } from "@rein/guard";
-import { ToolArgumentsError } from "../errors/core-errors";
+import { ToolArgumentsError } from "@rein/guard";
 import type { ToolSpec } from "../model/model-provider";
 import { resolveSchema, type ResolvedSchema } from "./schema";
 import { enterFunctionScope } from "../scope/enter-scope";

@@ -1,5 +1,5 @@
 import { Agent } from "../agent";
-import { CancelledError } from "../../errors/core-errors";
+import { CancelledError } from "@rein/guard";
 import { step } from "../../resumable/step";
 
 /** Set to stop the next run after its first step (as a cancel would), so a test can resume it. */

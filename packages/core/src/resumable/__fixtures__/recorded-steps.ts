@@ -1,4 +1,4 @@
-import { InterruptedError } from "../../errors/core-errors";
+import { InterruptedError } from "@rein/guard";
 
 /** A test's step functions and what they did: each call is recorded; a name in `interruptAt` or `failAt` fails once. */
 export interface RecordedSteps {

@@ -1,4 +1,5 @@
-import { ModelBehaviorError, ReinError, UsageError, errorMessage } from "@rein/guard";
+import { errorMessage } from "./describe-error";
+import { ModelBehaviorError, ReinError, UsageError } from "./rein-error";
 
 /**
  * A scoped call was cancelled before or while it ran: a pre-invocation hook

@@ -1,27 +1,16 @@
-import { GuardError, ModelBehaviorError, RecursionError, ReinError, SystemFailureError, UnknownToolError, UsageError } from "@rein/guard";
-import type { ToolResultBlock } from "../model/content";
-import type { ModelRequest } from "../model/model-provider";
-import { ScriptedProvider } from "../model/scripted-provider";
-import { Runtime } from "../runtime/runtime";
-import { tool } from "../tools/tool";
 import {
+  GuardError,
+  ModelBehaviorError,
+  RecursionError,
+  ReinError,
+  SystemFailureError,
+  UnknownToolError,
+  UsageError,
   AuthenticationError,
   ContextOverflowError,
   OverloadedError,
   ProviderError,
   RateLimitError,
-} from "@rein/guard";
-import {
-  ForeignDatabaseError,
-  SessionExistsError,
-  SessionNodeNotFoundError,
-  SessionNotFoundError,
-  SessionSchemaVersionError,
-  SessionStoreClosedError,
-  SessionStoreCorruptError,
-  SessionStoreError,
-} from "@rein/session";
-import {
   CancelledError,
   ContextHeadError,
   ContextProviderError,
@@ -33,7 +22,22 @@ import {
   ProviderConfigError,
   ToolApprovalError,
   ToolArgumentsError,
-} from "./core-errors";
+} from "@rein/guard";
+import type { ToolResultBlock } from "../model/content";
+import type { ModelRequest } from "../model/model-provider";
+import { ScriptedProvider } from "../model/scripted-provider";
+import { Runtime } from "../runtime/runtime";
+import { tool } from "../tools/tool";
+import {
+  ForeignDatabaseError,
+  SessionExistsError,
+  SessionNodeNotFoundError,
+  SessionNotFoundError,
+  SessionSchemaVersionError,
+  SessionStoreClosedError,
+  SessionStoreCorruptError,
+  SessionStoreError,
+} from "@rein/session";
 
 const FAMILIES = { UsageError, ModelBehaviorError, SystemFailureError } as const;
 type Family = keyof typeof FAMILIES;

@@ -1,4 +1,4 @@
-import { UsageError } from "@rein/guard";
+import { UsageError } from "./rein-error";
 
 /**
  * A paused turn's continuation was passed to `resumeTurn` after it had

@@ -1,4 +1,4 @@
-import { SystemFailureError } from "@rein/guard";
+import { SystemFailureError } from "./rein-error";
 
 /**
  * An MCP tool call failed: the server answered with `isError: true`, or the
