@@ -7,7 +7,7 @@ import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSigna
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
-import { ToolCallLimit } from "./tool-call-limit";
+import { CallLimit } from "./call-limit";
 import type { Span } from "@opentelemetry/api";
 import { resultToolSpan, startToolSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { addSpanEvent, endSpanWith, SPAN_EVENT, withActiveSpan } from "../telemetry/tracing";
@@ -98,7 +98,7 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     );
   }
   if (tool === undefined) return notOffered(call, site);
-  const limit = ToolCallLimit.of(call.name, tool.timeout, site.scope.reach);
+  const limit = CallLimit.ofTool(call.name, tool.timeout, site.scope.reach);
   try {
     const value = await run(tool, call, site, span, limit);
     return { block: { type: "tool_result", toolUseId: call.id, content: resultContent(value, tool.maxResultChars) }, recorded: { result: value } };
@@ -121,11 +121,11 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
 /**
  * Executes the tool in a child scope of the loop (so the call it makes
  * links to the model turn that asked for it), with the run's signal — or,
- * under a {@link ToolCallLimit} (a timeout, a reach deadline), a signal
+ * under a {@link CallLimit} (a timeout, a reach deadline), a signal
  * that also fires at the limit — and races it: a tool that ignores its
  * signal cannot hold the run.
  */
-function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined, limit: ToolCallLimit | undefined): Promise<unknown> {
+function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined, limit: CallLimit | undefined): Promise<unknown> {
   const parent = site.scope;
   const signal = limit === undefined ? site.signal : joinSignals(site.signal, limit.signal);
   // A signal that fired before the call started (even from a listener of its `tool-call` event, or a deadline already past) stops it unstarted.

@@ -4,14 +4,15 @@ import { ToolTimeoutError, type ReachRun } from "@rein/guard";
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * How long one tool call may run: its own `timeout`, or the run's reach
- * deadline when that comes first. Then {@link signal} fires — with a
- * `ToolTimeoutError` (the call fails, the model is told), or with the
- * deadline's `ReachExceededError`, which ends the run ({@link endsRun}):
- * a tool running when the deadline passes never holds the run past it.
+ * How long one call the run waits on may take — a tool call or a model
+ * request: the run's reach deadline, or a tool's own `timeout` when that
+ * comes first. Then {@link signal} fires — with a `ToolTimeoutError` (the
+ * tool call fails, the model is told), or with the deadline's
+ * `ReachExceededError`, which ends the run ({@link endsRun}): nothing in
+ * flight when the deadline passes holds the run past it.
  * @internal
  */
-export class ToolCallLimit {
+export class CallLimit {
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout | undefined;
   /** Set when the reach deadline fired: the error the run ends with. */
@@ -29,11 +30,16 @@ export class ToolCallLimit {
   }
 
   /** The limit of a call of `toolName`, or undefined when it has neither a timeout nor a deadline to keep. */
-  static of(toolName: string, timeoutMs: number | undefined, reach: ReachRun | undefined, now = Date.now()): ToolCallLimit | undefined {
+  static ofTool(toolName: string, timeoutMs: number | undefined, reach: ReachRun | undefined, now = Date.now()): CallLimit | undefined {
     const leftMs = reach === undefined ? Infinity : reach.deadline - now;
-    if (timeoutMs !== undefined && timeoutMs <= leftMs) return new ToolCallLimit(timeoutMs, () => new ToolTimeoutError(toolName, timeoutMs), false);
-    if (leftMs > MAX_TIMER_MS) return undefined;
-    return new ToolCallLimit(leftMs, () => reach!.deadlineError(), true);
+    if (timeoutMs !== undefined && timeoutMs <= leftMs) return new CallLimit(timeoutMs, () => new ToolTimeoutError(toolName, timeoutMs), false);
+    return CallLimit.ofDeadline(reach, now);
+  }
+
+  /** The reach deadline alone (a model request: its provider keeps its own timeout), or undefined when there is none to keep. */
+  static ofDeadline(reach: ReachRun | undefined, now = Date.now()): CallLimit | undefined {
+    const leftMs = reach === undefined ? Infinity : reach.deadline - now;
+    return leftMs > MAX_TIMER_MS ? undefined : new CallLimit(leftMs, () => reach!.deadlineError(), true);
   }
 
   /** Fires at the limit (the call's signal joins it). */
