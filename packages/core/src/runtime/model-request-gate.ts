@@ -6,7 +6,8 @@ import type { SessionCursor } from "../scope/session-cursor";
 import { ProviderError, describeError, priceOf, type ModelPrice } from "@rein/guard";
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { failSpan } from "../telemetry/tracing";
-import { abortReason, raceSignal } from "./cancellation";
+import { CallLimit } from "./call-limit";
+import { abortReason, joinSignals, raceSignal } from "./cancellation";
 import type { Execution, StepBudget } from "./execution";
 import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
@@ -62,19 +63,20 @@ export interface GatedResponse {
  * signal and abort, one step of the shared `maxSteps` budget, the reach
  * token/cost/deadline budget (the request that would cross it is never
  * sent), the `model-request` event, the `chat <model>` span, the provider
- * (raced against the signal), the llm node, the charge to the run's ledger
- * (and its ancestors') and to the reach budget, the `model-response` and
- * `reach-status` events. No other code calls a provider. When the run has a
- * {@link SpendReserver} (a capped API key), the request's estimate is
- * reserved after the reach check and before anything is sent, and the
- * request asks for no more output than was reserved; the reservation is
- * settled with the answer's usage, released whole when the request was never
- * sent, and charged as reserved when it was sent but no answer came back (a
- * cancel, a provider error: the provider may bill what it received). A
- * request that failed after the provider counted it (a `ProviderError` with
- * `reportedUsage`: a stream broken after its start) is charged what was
- * reported to the ledger and the reach budget, and to the spend caps when
- * that is more than was reserved.
+ * (raced against the signal and the reach deadline), the llm node, the
+ * charge to the run's ledger (and its ancestors') and to the reach budget,
+ * the `model-response` and `reach-status` events. No other code calls a
+ * provider. When the run has a {@link SpendReserver} (a capped API key),
+ * the request's estimate is reserved after the reach check and before
+ * anything is sent, and the request asks for no more output than was
+ * reserved; the reservation is settled with the answer's usage, released
+ * whole when the request was never sent, and charged as reserved when it
+ * was sent but no usage came back (a cancel, the deadline, a provider
+ * error: the provider may bill what it received).
+ * A request that failed after the provider counted it (a `ProviderError`
+ * with `reportedUsage`: a stream broken after its start) is charged what
+ * was reported to the ledger and the reach budget, and to the spend caps
+ * when that is more than was reserved.
  * @internal
  */
 export async function sendModelRequest(site: RequestSite, gated: GatedRequest): Promise<GatedResponse> {
@@ -123,10 +125,12 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
   if (events.listening) events.emit({ type: "model-request", step, model, functionName: scope.fn?.name });
   const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, scope, provider.providerId, request);
   let response: ModelResponse;
+  // The reach deadline aborts a request still unanswered when it passes, with the error the run ends with.
+  const limit = CallLimit.ofDeadline(scope.reach);
   try {
     // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
     const streaming = gated.stream && events.listening ? { events, step } : undefined;
-    response = await requestModel(provider, request, modelCallOptions(signal, events, step), streaming, progress);
+    response = await requestModel(provider, request, modelCallOptions(joinSignals(signal, limit?.signal), events, step), streaming, progress);
   } catch (error) {
     // Counted before it failed (a stream broken after its start): what the provider reported is billed, so it is charged.
     progress.reported = chargeReportedUsage(site, model, error, chatSpan);
@@ -137,6 +141,8 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
     const at = gated.recordedInput === undefined ? undefined : site.recorder();
     if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error);
     throw error;
+  } finally {
+    limit?.dispose();
   }
   const used = spendOf(site, model, response);
   // From here on the answer's usage is what the request pays, whatever fails after it.
@@ -166,7 +172,7 @@ function reservedSpend(site: RequestSite, request: ModelRequest, inputTokens: nu
 }
 
 /**
- * Sends one request, racing the run's signal (a provider that ignores it
+ * Sends one request, racing its signal (a provider that ignores it
  * cannot hold the run), and checks what came back: anything thrown that is
  * not an Error, and a response without content, become {@link ProviderError}s.
  */

@@ -336,11 +336,15 @@ describe("reach: tokens, cost and deadline before each model request", () => {
   });
 
   it("a tool call the model asked for in an answer that came after the deadline never starts: the turn ends with the deadline's ReachExceededError", async () => {
-    /** Answers after 150 ms: the request was sent in time, its answer arrives past a 100 ms deadline. */
+    /**
+     * Answers after 150 ms: the request was sent in time (recorded as it arrives), its answer would arrive
+     * past a 100 ms deadline — which now cuts the request off (reach-deadline.test.ts), so the answer is dropped.
+     */
     class LateModel extends ScriptedProvider {
       override async complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse> {
+        const answer = await super.complete(request, options);
         await new Promise((resolve) => setTimeout(resolve, 150));
-        return super.complete(request, options);
+        return answer;
       }
     }
     let started = false;

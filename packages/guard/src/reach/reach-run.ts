@@ -166,8 +166,8 @@ export class ReachRun {
 
   /**
    * The error of the deadline at `now`: what an Agent entry or a model
-   * request after it throws, and what a tool call still running at it is
-   * aborted with (core's `CallLimit`).
+   * request after it throws, and what a tool call or a model request still
+   * running at it is aborted with (core's `CallLimit`).
    */
   deadlineError(now = Date.now()): ReachExceededError {
     return new ReachExceededError("deadline", now - this.startedAt, this.deadline - this.startedAt);

@@ -25,6 +25,8 @@ export interface FixtureReply {
    */
   cutAfterBytes?: number;
   abrupt?: boolean;
+  /** Never answer, not even with headers: a provider still working on it (only the client can end the request). */
+  silent?: boolean;
 }
 
 /** A request the server received. */
@@ -123,6 +125,7 @@ export class FixtureServer {
 }
 
 async function send(reply: FixtureReply, response: import("node:http").ServerResponse): Promise<void> {
+  if (reply.silent === true) return;
   const status = reply.status ?? 200;
   let body: string;
   let headers: Record<string, string>;
