@@ -170,7 +170,8 @@ export class ReachRun {
    * running at it is aborted with (core's `CallLimit`).
    */
   deadlineError(now = Date.now()): ReachExceededError {
-    return new ReachExceededError("deadline", now - this.startedAt, this.deadline - this.startedAt);
+    // A timer at the deadline may fire a millisecond before Date.now() reaches it: never report less than the limit.
+    return new ReachExceededError("deadline", Math.max(now, this.deadline) - this.startedAt, this.deadline - this.startedAt);
   }
 
   /** Adds one answered request's usage (to the run this one was started inside, too). */
