@@ -17,13 +17,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PgBossQueue } from "@rein/server";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 
 jest.setTimeout(600_000);
 
-const ROOT = join(__dirname, "..", "..", "..");
 const MODULE = join(__dirname, "__fixtures__", "cluster-jobs.ts");
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
 const RUNS = 200;
+
+/** `rein` built once (__fixtures__/compiled-rein.ts), started as a user's install starts it. */
+let rein: CompiledRein | undefined;
 
 let database: EmbeddedPostgresServer | undefined;
 let dir: string;
@@ -34,6 +36,7 @@ const children: ChildProcessWithoutNullStreams[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rein-cluster-"));
   stepLog = join(dir, "steps.log");
+  rein = await compileRein();
   database = await startEmbeddedPostgres();
   // Created here first, so its settings hold for every process: a job active 10 s without an answer is taken
   // as lost (its worker killed) and retried at once; this process runs the expiry check every second.
@@ -46,13 +49,15 @@ afterAll(async () => {
   await queue?.stop();
   await database?.stop();
   rmSync(dir, { recursive: true, force: true });
+  rein?.remove();
 });
 
 /** A `rein` process; resolves once its output says `ready` (with the output so far). */
 async function start(args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcessWithoutNullStreams; match: RegExpMatchArray; exited: Promise<number | null> }> {
-  const child = spawn(REIN[0]!, [...REIN.slice(1), ...args], {
+  const [node, ...reinArgs] = rein!.command;
+  const child = spawn(node!, [...reinArgs, ...args], {
     cwd: dir,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), REIN_TEST_STEP_LOG: stepLog, ...env },
+    env: { ...process.env, ...rein!.env, REIN_TEST_STEP_LOG: stepLog, ...env },
   });
   children.push(child);
   let output = "";

@@ -13,6 +13,7 @@ import { Context } from "rein";
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
 import { Pipeline } from "./__fixtures__/cluster-jobs";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 import { runMain } from "./__fixtures__/run-main";
 import { ExitCode } from "./exit-codes";
 import { isPostgresUrl, openPostgresStore } from "./postgres-store";
@@ -21,7 +22,8 @@ jest.setTimeout(180_000);
 
 const ROOT = join(__dirname, "..", "..", "..");
 const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+/** `rein` built once (__fixtures__/compiled-rein.ts), started as a user's install starts it. */
+let rein: CompiledRein | undefined;
 
 let database: EmbeddedPostgresServer | undefined;
 let dir: string;
@@ -29,11 +31,13 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rein-cli-pg-"));
   database = await startEmbeddedPostgres();
+  rein = await compileRein();
 });
 
 afterAll(async () => {
   await database?.stop();
   rmSync(dir, { recursive: true, force: true });
+  rein?.remove();
 });
 
 test("a postgres:// or postgresql:// URL is a Postgres store; a path is a file", () => {
@@ -57,9 +61,10 @@ test("the store rein serve and rein worker open (asyncWrites) commits and renews
 
 test("rein run --store postgres://… records the run in the database; rein sessions ls/show/export read it back", async () => {
   const url = database!.connectionString;
-  const child = spawn(REIN[0]!, [...REIN.slice(1), "run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", url, "--session", "pg-run-1"], {
+  const [node, ...reinArgs] = rein!.command;
+  const child = spawn(node!, [...reinArgs, "run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", url, "--session", "pg-run-1"], {
     cwd: dir,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json") },
+    env: { ...process.env, ...rein!.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

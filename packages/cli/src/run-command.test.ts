@@ -3,17 +3,30 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "rein";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 import { ExitCode } from "./exit-codes";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
-/** `rein` from source: node with tsx's require hook, `rein` mapped to the packages' sources. */
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
-const ENV = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "600" };
+/** `rein` from source (docs/cli.md): node with tsx's require hook, `rein` mapped to the packages' sources; the first test runs it. */
+const FROM_SOURCE = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+const SOURCE_ENV = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "600" };
+/** `rein` built (__fixtures__/compiled-rein.ts): the other tests run it, as a user's install does. */
+let compiled: CompiledRein;
+let REIN: readonly string[];
+let ENV: NodeJS.ProcessEnv;
 
 let dir: string;
-beforeAll(() => (dir = mkdtempSync(join(tmpdir(), "rein-cli-run-"))));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rein-cli-run-"));
+  compiled = await compileRein();
+  REIN = compiled.command;
+  ENV = { ...process.env, ...compiled.env, CLI_CHAIN_PAUSE_MS: "600" };
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  compiled?.remove();
+});
 
 interface Finished {
   readonly code: number | null;
@@ -21,7 +34,7 @@ interface Finished {
   readonly stderr: string;
 }
 
-function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv = ENV): { child: ChildProcess; done: Promise<Finished>; stdout: () => string } {
+function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<Finished>; stdout: () => string } {
   const child = spawn(command, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -31,7 +44,7 @@ function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv 
   return { child, done, stdout: () => stdout };
 }
 
-function rein(args: readonly string[], env?: NodeJS.ProcessEnv) {
+function rein(args: readonly string[], env: NodeJS.ProcessEnv = ENV) {
   return start(REIN[0]!, [...REIN.slice(1), ...args], env);
 }
 
@@ -48,9 +61,9 @@ function readStore(path: string) {
 const GUARDS = String.raw`Recursion \d+\/\d+(?: [\w.]+)? \| Loop warnings \d+(?:, blocks \d+)? \| Steps \d+\/(?:\d+|∞) \| `;
 const STATUS = new RegExp(String.raw`^\[REACH\] Depth (\d+)\/(\d+) \| ${GUARDS}Memory [\d.]+MB\/[\d.]+MB \| Zone local \| Tokens \d+\/∞ \| \d\d:\d\d( \| stalled)?$`);
 
-test("piped: one plain status line per change, then the answer; exit 0; the run is recorded in --store", async () => {
+test("piped: one plain status line per change, then the answer; exit 0; the run is recorded in --store (rein from source)", async () => {
   const store = join(dir, "piped.db");
-  const { code, stdout, stderr } = await rein(["run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", store]).done;
+  const { code, stdout, stderr } = await start(FROM_SOURCE[0]!, [...FROM_SOURCE.slice(1), "run", `${EXAMPLE}#plan`, "--task", "Summarize recursion", "--store", store], SOURCE_ENV).done;
   expect({ code, stderr }).toEqual({ code: ExitCode.Ok, stderr: "" });
   const lines = stdout.trimEnd().split("\n");
   expect(stdout).not.toContain("\r");
@@ -75,7 +88,7 @@ test("piped: one plain status line per change, then the answer; exit 0; the run 
 
 test("on a TTY (a real pseudo-terminal via script): the status line is redrawn in place with \\r + ESC[2K", async () => {
   const command = [...REIN, "run", `${EXAMPLE}#plan`, "--task", "'Summarize recursion'", "--store", join(dir, "tty.db")].join(" ");
-  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"]).done;
+  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"], ENV).done;
   expect(code).toBe(ExitCode.Ok);
   const redraws = stdout.split("\r\x1b[2K").slice(1);
   // ~100 ms polls over a run of ≥600 ms: several redraws, each of one line, no newline between them.
@@ -89,7 +102,7 @@ test("on a TTY (a real pseudo-terminal via script): the status line is redrawn i
 test("the runaway demo in a real pseudo-terminal: the line shows the recursion climbing to its ceiling while reach depth stays 1, with loop warnings and steps of maxSteps", async () => {
   const runaway = join(ROOT, "examples", "runaway-agent.ts");
   const command = [...REIN, "run", `${runaway}#runaway`, "--task", "recursion", "--store", join(dir, "runaway.db")].join(" ");
-  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"]).done;
+  const { code, stdout } = await start("script", ["-q", "-e", "-c", command, "/dev/null"], ENV).done;
   expect(code).toBe(ExitCode.Failed);
   const frames = stdout.split("\r\x1b[2K").slice(1).map((frame) => frame.split("\r\n")[0]!);
   const figures = frames

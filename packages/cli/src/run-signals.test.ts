@@ -3,15 +3,26 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "rein";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
-const ENV = { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "0" };
+/** `rein` built once (__fixtures__/compiled-rein.ts), started as a user's install starts it. */
+let compiled: CompiledRein;
+let REIN: readonly string[];
+let ENV: NodeJS.ProcessEnv;
 
 let dir: string;
-beforeAll(() => (dir = mkdtempSync(join(tmpdir(), "rein-cli-signals-"))));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "rein-cli-signals-"));
+  compiled = await compileRein();
+  REIN = compiled.command;
+  ENV = { ...process.env, ...compiled.env, CLI_CHAIN_PAUSE_MS: "0" };
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  compiled?.remove();
+});
 
 function alive(pid: number): boolean {
   try {
@@ -34,7 +45,7 @@ test.each([
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const closed = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   while (!/Depth 1\/5/.test(stdout)) await new Promise((r) => setTimeout(r, 20));
-  // The run's own process: rein's child running run-child (tsx may have an esbuild service beside it).
+  // The run's own process: rein's child running run-child.js (tsx may have an esbuild service beside it).
   const listing = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(child.pid)]).toString();
   const runPids = listing.trim().split("\n").filter((line) => line.includes("run-child")).map((line) => Number(line.trim().split(" ")[0]));
   expect(runPids).toHaveLength(1);

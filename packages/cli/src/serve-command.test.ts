@@ -6,20 +6,24 @@ import { encodePolicyHeader, SessionStore } from "rein";
 import type { CliIo } from "./cli-io";
 import { ExitCode } from "./exit-codes";
 import { serveCommand } from "./serve-command";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 import { runMain } from "./__fixtures__/run-main";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const EXAMPLE = join(ROOT, "examples", "cli-chain.ts");
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+/** `rein` built once (__fixtures__/compiled-rein.ts), started as a user's install starts it. */
+let rein: CompiledRein | undefined;
 
 let dir: string;
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rein-cli-serve-"));
   process.env["CLI_CHAIN_PAUSE_MS"] = "0";
+  rein = await compileRein();
 });
 afterAll(() => {
   delete process.env["CLI_CHAIN_PAUSE_MS"];
   rmSync(dir, { recursive: true, force: true });
+  rein?.remove();
 });
 
 function postRun(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -72,9 +76,10 @@ describe("rein serve <module>", () => {
   });
 
   it("a real `rein serve` process answers runs and exits 0 on SIGTERM after a graceful shutdown", async () => {
-    const child = spawn(REIN[0]!, [...REIN.slice(1), "serve", EXAMPLE, "--port", "0", "--mint-root-budget", "--store", join(dir, "process.db")], {
+    const [node, ...reinArgs] = rein!.command;
+    const child = spawn(node!, [...reinArgs, "serve", EXAMPLE, "--port", "0", "--mint-root-budget", "--store", join(dir, "process.db")], {
       cwd: dir,
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), CLI_CHAIN_PAUSE_MS: "0" },
+      env: { ...process.env, ...rein!.env, CLI_CHAIN_PAUSE_MS: "0" },
     });
     let stdout = "";
     let stderr = "";

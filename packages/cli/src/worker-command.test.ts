@@ -12,14 +12,15 @@ import { createServer, PgBossQueue } from "@rein/server";
 import { PostgresApiKeyStore, PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../store-postgres/src/__fixtures__/embedded-postgres";
 import { entries } from "./__fixtures__/background-jobs";
+import { compileRein, type CompiledRein } from "./__fixtures__/compiled-rein";
 import { runMain } from "./__fixtures__/run-main";
 import { ExitCode } from "./exit-codes";
 
 jest.setTimeout(180_000);
 
-const ROOT = join(__dirname, "..", "..", "..");
 const MODULE = join(__dirname, "__fixtures__", "background-jobs.ts");
-const REIN = [process.execPath, "--require", require.resolve("tsx/cjs"), join(__dirname, "bin.ts")];
+/** `rein` built once (__fixtures__/compiled-rein.ts), started as a user's install starts it. */
+let rein: CompiledRein | undefined;
 
 let server: EmbeddedPostgresServer | undefined;
 let dir: string;
@@ -30,6 +31,7 @@ const children: ChildProcessWithoutNullStreams[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rein-worker-"));
+  rein = await compileRein();
   server = await startEmbeddedPostgres();
   store = new PostgresSessionStore({ connectionString: server.connectionString, shutdownFlush: false });
   // The server's queue creates the queue first, so its settings hold: a job active 2 s without an answer is
@@ -44,13 +46,15 @@ afterAll(async () => {
   store?.close();
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
+  rein?.remove();
 });
 
 /** A `rein worker` process; resolves once it says it is working. */
 async function startWorker(env: Record<string, string> = {}): Promise<{ child: ChildProcessWithoutNullStreams; exited: Promise<number | null>; output: () => string }> {
-  const child = spawn(REIN[0]!, [...REIN.slice(1), "worker", MODULE, "--store", server!.connectionString, "--concurrency", "2"], {
+  const [node, ...reinArgs] = rein!.command;
+  const child = spawn(node!, [...reinArgs, "worker", MODULE, "--store", server!.connectionString, "--concurrency", "2"], {
     cwd: dir,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), ...env },
+    env: { ...process.env, ...rein!.env, ...env },
   });
   children.push(child);
   let stdout = "";

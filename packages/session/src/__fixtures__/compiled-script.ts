@@ -42,10 +42,15 @@ export function compileScript(entry: string, outDir: string): CompiledScript {
     sourcesContent: false,
     logLevel: "silent",
   });
+  return { file, nodeArgs: ["--enable-source-maps", file], env: compiledScriptEnv() };
+}
+
+/** The environment a process running compiled workspace code needs: `NODE_PATH` to the workspace packages' third-party dependencies. */
+export function compiledScriptEnv(): Record<string, string> {
   const packages = join(ROOT, "packages");
   const modules = [
     ...readdirSync(packages).map((name) => join(packages, name, "node_modules")),
     join(ROOT, "node_modules"),
   ];
-  return { file, nodeArgs: ["--enable-source-maps", file], env: { NODE_PATH: modules.join(delimiter) } };
+  return { NODE_PATH: modules.join(delimiter) };
 }
