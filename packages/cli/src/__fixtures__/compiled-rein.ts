@@ -1,9 +1,10 @@
 /**
- * The `rein` command compiled once per test file, laid out as an install of the built packages, for tests that
- * start it as real processes. Started from source (`node --require tsx/cjs bin.ts`), each `rein` process and each
- * run's child loads and transforms hundreds of source files through tsx: about 1.15 s of CPU for a `rein run`. From
- * this build a `rein run` costs about 0.8 s, and it takes the path a user's install takes: `bin.js` starts
- * `run-child.js` beside it, and a TypeScript module is loaded through tsx's hook, found from the module's folder.
+ * The `rein` command compiled once per jest run (once per caller outside one), laid out as an install of the built
+ * packages, for tests that start it as real processes. Started from source (`node --require tsx/cjs bin.ts`), each
+ * `rein` process and each run's child loads and transforms hundreds of source files through tsx: about 1.15 s of CPU
+ * for a `rein run`. From this build a `rein run` costs about 0.8 s, and it takes the path a user's install takes:
+ * `bin.js` starts `run-child.js` beside it, and a TypeScript module is loaded through tsx's hook, found from the
+ * module's folder.
  *
  * Every workspace package is bundled by esbuild (the compiler tsx runs on, with tsx's `keepNames`) into
  * `node_modules/<name>/dist/index.js` with its `package.json` and `assets/`, the other workspace packages left
@@ -17,7 +18,7 @@
  * tsconfig written beside the build (`TSX_TSCONFIG_PATH`) maps that name to the build, so the module and `rein`
  * share one copy of each package.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { build, type Plugin } from "esbuild";
@@ -26,13 +27,13 @@ import { compiledScriptEnv } from "../../../session/src/__fixtures__/compiled-sc
 const ROOT = join(__dirname, "..", "..", "..", "..");
 const PACKAGES = join(ROOT, "packages");
 
-/** A build of `rein` in a scratch directory; `remove()` deletes it. */
+/** A build of `rein` in a scratch directory. */
 export interface CompiledRein {
   /** `node` and the arguments that start `rein`: append the command's own (`run`, `serve`, …). */
   readonly command: readonly string[];
   /** What a `rein` process's environment needs besides the caller's: `NODE_PATH` and `TSX_TSCONFIG_PATH`. */
   readonly env: Readonly<Record<string, string>>;
-  /** Deletes the build. */
+  /** Deletes a build made for this caller alone; a build the jest run shares is left to the run's teardown. */
   remove(): void;
 }
 
@@ -78,9 +79,32 @@ async function bundlePackage(name: string, into: string): Promise<void> {
   });
 }
 
+/** Compiles every workspace package into `dir` and writes the tsconfig that maps `rein` and `@rein/*` to the build. */
+async function compileInto(dir: string): Promise<void> {
+  await Promise.all(readdirSync(PACKAGES).map((name) => bundlePackage(name, dir)));
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      extends: join(ROOT, "tsconfig.test.json"),
+      compilerOptions: { baseUrl: ".", paths: { rein: ["node_modules/rein/dist/index.js"], "@rein/*": ["node_modules/@rein/*/dist/index.js"] } },
+    }),
+  );
+}
+
+function compiledIn(dir: string, remove: () => void): CompiledRein {
+  return {
+    command: [process.execPath, join(dir, "node_modules", "@rein", "cli", "dist", "bin.js")],
+    env: { ...compiledScriptEnv(), TSX_TSCONFIG_PATH: join(dir, "tsconfig.json") },
+    remove,
+  };
+}
+
 /**
- * Compiles every workspace package into a new scratch directory (about 0.3 s of CPU) and says how to start `rein`
- * from it; esbuild rejects, naming the file and line, when a source does not compile.
+ * Compiles every workspace package (about 0.3 s of CPU) and says how to start `rein` from the build; esbuild
+ * rejects, naming the file and line, when a source does not compile. Inside a jest run (`REIN_TEST_RUN_DIR`, made
+ * by jest.global-setup.js) the first file to ask builds into the run's directory and names the finished build in
+ * `compiled-rein.json` there; later files use it (the sources do not change during a run; two files that ask at
+ * once each build, and either build serves). Outside a jest run each call builds into a new scratch directory.
  * @example
  * ```ts
  * const rein = await compileRein();
@@ -88,19 +112,18 @@ async function bundlePackage(name: string, into: string): Promise<void> {
  * ```
  */
 export async function compileRein(): Promise<CompiledRein> {
-  const dir = mkdtempSync(join(tmpdir(), "rein-compiled-"));
-  await Promise.all(readdirSync(PACKAGES).map((name) => bundlePackage(name, dir)));
-  const tsconfig = join(dir, "tsconfig.json");
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({
-      extends: join(ROOT, "tsconfig.test.json"),
-      compilerOptions: { baseUrl: ".", paths: { rein: ["node_modules/rein/dist/index.js"], "@rein/*": ["node_modules/@rein/*/dist/index.js"] } },
-    }),
-  );
-  return {
-    command: [process.execPath, join(dir, "node_modules", "@rein", "cli", "dist", "bin.js")],
-    env: { ...compiledScriptEnv(), TSX_TSCONFIG_PATH: tsconfig },
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  const runDir = process.env["REIN_TEST_RUN_DIR"];
+  if (runDir === undefined || runDir === "") {
+    const dir = mkdtempSync(join(tmpdir(), "rein-compiled-"));
+    await compileInto(dir);
+    return compiledIn(dir, () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const named = join(runDir, "compiled-rein.json");
+  if (existsSync(named)) return compiledIn((JSON.parse(readFileSync(named, "utf8")) as { dir: string }).dir, () => undefined);
+  const dir = mkdtempSync(join(runDir, "compiled-rein-"));
+  await compileInto(dir);
+  // Named only once complete (a rename replaces the name at once), so a file never sees half a build.
+  writeFileSync(`${named}.${process.pid}`, JSON.stringify({ dir }));
+  renameSync(`${named}.${process.pid}`, named);
+  return compiledIn(dir, () => undefined);
 }
