@@ -126,3 +126,28 @@ describe("reach: the deadline during a model request and right after its answer"
     expect(model.requests).toHaveLength(1);
   });
 });
+
+describe("reach: the deadline while a stream's consumer is behind", () => {
+  it("stream: a consumer that stopped reading holds the run before a tool call only until the deadline, which ends it with its ReachExceededError", async () => {
+    // One answer asking for 700 calls: their tool-call and tool-result events fill the stream's buffer (1,024) long
+    // before the last call, and the run waits there for a consumer that never reads again.
+    const calls = Array.from({ length: 700 }, (_, index) => ({ name: "note", input: { index } }));
+    const model = new ScriptedProvider([{ toolCalls: calls }, "done"]);
+    class Noter extends Agent {
+      static methodOptions = { note: { tool: true, description: "Take a note." } };
+      note(): string {
+        return "noted";
+      }
+    }
+    const run = new Noter({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 1_000 } }) }).stream("Take notes.");
+    const events = run[Symbol.asyncIterator]();
+    await events.next();
+    // The consumer reads nothing more: the result must still come, at the deadline (it waited for the reader forever).
+    const result = await run.result;
+    await events.return?.();
+    expect(result.error).toBeInstanceOf(ReachExceededError);
+    expect(result).toMatchObject({ status: "error", error: { dimension: "deadline", limit: 1_000 } });
+    expect(result.toolCalls).toBeLessThan(700);
+    expect(model.requests).toHaveLength(1);
+  }, 15_000);
+});
