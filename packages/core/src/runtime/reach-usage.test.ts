@@ -90,3 +90,58 @@ describe("the reach token budget when a request fails after the provider counted
     expect(provider.requests).toBe(1);
   });
 });
+
+describe("what a failed request's provider reported, charged once and never in place of its error", () => {
+  /** A provider whose complete() fails with an OverloadedError reporting `reportedUsage` (a custom provider, in JavaScript). */
+  function failingWith(reportedUsage: unknown): ModelProvider {
+    return {
+      specificationVersion: "rein-model-v1" as const,
+      providerId: "custom",
+      modelId: "m",
+      async complete(): Promise<ModelResponse> {
+        throw new OverloadedError("overloaded mid-answer", { provider: "custom", reportedUsage: reportedUsage as Usage });
+      },
+      async *stream(request) {
+        yield { type: "response" as const, response: await this.complete(request) };
+      },
+    };
+  }
+
+  it("a reportedUsage of null is charged as nothing: the run fails with the provider's error, not a TypeError from reading it", async () => {
+    const agent = new Agent({ runtime: new Runtime({ provider: failingWith(null) }) });
+    const outcome = await withReachBudget({ depth: 5, tokens: 10_000 }, async () => {
+      const run = agent.stream("Go.");
+      const result = await run.result;
+      return { result, used: currentReach()!.tokens.used };
+    });
+    expect(outcome.result.error).toBeInstanceOf(OverloadedError);
+    expect(outcome.result.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+    expect(outcome.used).toBe(0);
+  });
+
+  it("a provider that answers through an agent: the agent's failed request is charged once to the reach budget and the run's usage, not again by the request that waited on it", async () => {
+    const inner = new Agent({ runtime: new Runtime({ provider: failingWith({ inputTokens: 900, outputTokens: 1 }) }) });
+    /** Answers each request by asking `inner`: the failed request of `inner` fails this one too, with the same error. */
+    const router: ModelProvider = {
+      specificationVersion: "rein-model-v1" as const,
+      providerId: "router",
+      modelId: "m",
+      async complete(): Promise<ModelResponse> {
+        const text = await inner.ask("Answer for me.");
+        return { content: [{ type: "text", text }], stopReason: "end_turn", usage: { inputTokens: 0, outputTokens: 0 } };
+      },
+      async *stream(request) {
+        yield { type: "response" as const, response: await this.complete(request) };
+      },
+    };
+    const agent = new Agent({ runtime: new Runtime({ provider: router }) });
+    const outcome = await withReachBudget({ depth: 5, tokens: 100_000 }, async () => {
+      const result = await agent.stream("Go.").result;
+      return { result, used: currentReach()!.tokens.used };
+    });
+    expect(outcome.result.error).toBeInstanceOf(OverloadedError);
+    // One request was billed 901 tokens: charged once.
+    expect(outcome.used).toBe(901);
+    expect(outcome.result.usage).toMatchObject({ inputTokens: 900, outputTokens: 1 });
+  });
+});

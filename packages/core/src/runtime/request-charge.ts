@@ -63,16 +63,23 @@ export function chargeUsage(site: ChargeSite, model: string, response: Pick<Mode
   addSpanEvent(span, SPAN_EVENT.reachStatus, () => reachAttributes(reach, depth));
 }
 
+/** Errors whose reported usage was charged: the same error failing an enclosing request (a provider that asks an agent) is not charged again. */
+const charged = new WeakSet<object>();
+
 /**
  * Charges what a failed request's provider reported before failing (a
  * `ProviderError`'s `reportedUsage`: the input an Anthropic stream's
- * `message_start` counted, say) as an answer's usage is charged; returns
- * its amount for the spend caps, or undefined when nothing was reported.
+ * `message_start` counted, say) as an answer's usage is charged, once per
+ * error; returns its amount for the spend caps, or undefined when nothing
+ * was reported (a `reportedUsage` that is not an object, from a custom
+ * provider, reports nothing) or it was charged already.
  * @internal
  */
 export function chargeReportedUsage(site: ChargeSite, model: string, error: unknown, span: Span | undefined): SpendAmount | undefined {
-  const usage: Usage | undefined = ProviderError.isInstance(error) ? error.reportedUsage : undefined;
-  if (usage === undefined) return undefined;
+  const reported: unknown = ProviderError.isInstance(error) ? error.reportedUsage : undefined;
+  if (typeof reported !== "object" || reported === null || charged.has(error as object)) return undefined;
+  charged.add(error as object);
+  const usage = reported as Usage;
   chargeUsage(site, model, { usage }, span);
   return spendOf(site, model, { usage });
 }
