@@ -49,13 +49,14 @@ function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (val
 }
 
 /**
- * The parser of an id argument (`<id>`, `<runId>`, `<name>`): an empty one
- * is a usage error naming what to pass and where to find one, before any
- * store is opened.
+ * The parser of an id argument (`<id>`, `<runId>`, `<name>`) or option
+ * (`--session`, `--store`): an empty one is a usage error naming what to
+ * pass and `hint` (where to find one, or what leaving it out does), before
+ * any store is opened.
  */
-function nonEmpty(argument: string, what: string, listedBy: string): (value: string) => string {
+function nonEmpty(argument: string, what: string, hint: string): (value: string) => string {
   return (value) => {
-    if (value === "") throw new CliUsageError(`${argument} must be ${what}, got '' (${listedBy} lists them)`);
+    if (value === "") throw new CliUsageError(`${argument} must be ${what}, got '' (${hint})`);
     return value;
   };
 }
@@ -75,7 +76,9 @@ function envOption(): Option {
 
 /** `--store` of every command that opens the session store, declared once: a SQLite file or a postgres:// URL. */
 function storeOption(description = "the session store: a SQLite file or a postgres:// URL"): Option {
-  return new Option("--store <path|url>", description).default(DEFAULT_STORE_PATH);
+  return new Option("--store <path|url>", description)
+    .default(DEFAULT_STORE_PATH)
+    .argParser(nonEmpty("--store", "a SQLite file or a postgres:// URL", `leave it out for ${DEFAULT_STORE_PATH}`));
 }
 
 /** What `rein run --help` says about the status line, after the options. */
@@ -112,7 +115,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .addOption(maxReachOption("the maximum logic depth (agent entries) of the run"))
     .addOption(envOption())
     .addOption(storeOption())
-    .option("--session <id>", "the session to record into (default: a new one)")
+    .option("--session <id>", "the session to record into (default: a new one)", nonEmpty("--session", "a session id", "leave it out to record into a new session"))
     .addOption(new Option("--stall-ms <ms>", "no status update for this long shows `stalled`").default(5000).argParser(Number).hideHelp())
     .option("--verbose", "print stack traces with errors, name the session at the end, and write the reach status log")
     .option("--reach-log <path>", "where --verbose writes the reach status log (JSON lines)", DEFAULT_REACH_LOG_PATH)
@@ -172,13 +175,13 @@ function program(io: CliIo, result: { code: number }): Command {
   sessions
     .command("show")
     .description("Show a session and its nodes")
-    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls"))
+    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls lists them"))
     .addOption(storeOption())
     .action((id: string, options: { store?: string }) => sessionsModule().showSession(io, id, options));
   sessions
     .command("export")
     .description("Print a session graph as Mermaid, Graphviz dot or JSON")
-    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls"))
+    .argument("<id>", "the session id", nonEmpty("<id>", "a session id", "rein sessions ls lists them"))
     .addOption(new Option("--format <format>", "the output format").choices(["mermaid", "dot", "json"]).default("mermaid"))
     .addOption(storeOption())
     .action((id: string, options: { store?: string; format?: string }) => sessionsModule().exportSession(io, id, options));
@@ -204,7 +207,7 @@ function program(io: CliIo, result: { code: number }): Command {
   keys
     .command("revoke")
     .description("Delete a key: requests with it are 401 from then on")
-    .argument("<name>", "the key's name", nonEmpty("<name>", "a key name", "rein keys ls"))
+    .argument("<name>", "the key's name", nonEmpty("<name>", "a key name", "rein keys ls lists them"))
     .addOption(storeOption())
     .action((name: string, options: { store?: string }) => keysModule().revokeKey(io, name, options));
 
@@ -228,7 +231,7 @@ function program(io: CliIo, result: { code: number }): Command {
     .command("resume")
     .description("Finish a run on its original node in this process; finished steps return their saved results")
     .argument("<module>", "the module whose `entries` list the run's agent class")
-    .argument("<runId>", "the run's id (rein runs ls)", nonEmpty("<runId>", "a run id", "rein runs ls"))
+    .argument("<runId>", "the run's id (rein runs ls)", nonEmpty("<runId>", "a run id", "rein runs ls lists them"))
     .addOption(storeOption())
     .option("--code-change-policy <policy>", "keep_original or use_latest, over the method's own")
     .addOption(maxReachOption("the maximum logic depth of the resumed run"))
