@@ -1,4 +1,5 @@
 import { ToolTimeoutError, type ReachRun } from "@rein/guard";
+import { joinSignals, raceSignal } from "./cancellation";
 
 /** The longest delay `setTimeout` keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -55,5 +56,21 @@ export class CallLimit {
   /** Stops the timer (the call has settled). */
   dispose(): void {
     clearTimeout(this.#timer);
+  }
+}
+
+/**
+ * Settles like `work` — a wait of the run that is no call of its own (a
+ * Context provider rendering, a stream consumer making room) — or rejects
+ * when the run's `signal` fires or its reach deadline passes, with the
+ * deadline's `ReachExceededError`: such a wait cannot hold the run past it.
+ * @internal
+ */
+export async function raceRunLimits<T>(work: Promise<T>, signal: AbortSignal | undefined, reach: ReachRun | undefined): Promise<T> {
+  const deadline = CallLimit.ofDeadline(reach);
+  try {
+    return await raceSignal(work, joinSignals(signal, deadline?.signal));
+  } finally {
+    deadline?.dispose();
   }
 }

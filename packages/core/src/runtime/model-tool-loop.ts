@@ -6,7 +6,8 @@ import type { ModelRequest, ToolChoice, Usage } from "../model/model-provider";
 import { currentScope, deriveScope, newNodeId, type CallScope } from "../scope/call-scope";
 import { checkSameWriter, topLevelPredecessor } from "../scope/enter-scope";
 import { SessionCursor } from "../scope/session-cursor";
-import { abortReason, CancellationRegion, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, joinSignals } from "./cancellation";
+import { raceRunLimits } from "./call-limit";
 import { compactConversation } from "./compaction";
 import { Execution } from "./execution";
 import type { ExecRequest } from "./exec-request";
@@ -152,9 +153,9 @@ async function loop(
   const guided = owner.tool ?? fn;
   const leading: ContentBlock[] =
     guided === undefined ? [] : [textBlock(situationalPrefix(guided.name, guided.doc, { ...situation(settings.recursionLimit, guided.name), toolName: guided.toolName }))];
-  // Context providers are user code that may hang: raced like any other pending work of the run.
+  // Context providers are user code that may hang: raced like any other pending work of the run (its signal, its deadline).
   if (aborted(signal)) throw abortReason(signal!);
-  const contextBlocks = await raceSignal(context.render(), signal);
+  const contextBlocks = await raceRunLimits(context.render(), signal, owner.reach);
   const opening: ContentBlock[] = [...carriedResults, ...leading, ...contextBlocks, ...carriedOther, ...content];
   let messages: Message[] = resume === undefined ? [...history, { role: "user", content: opening }] : [...history, { role: "user", content: [...carriedResults, ...carriedOther] }];
   const loopGuard = new LoopGuard(execution, events, settings.loopDetection);
@@ -210,7 +211,7 @@ async function loop(
     const previous = messages[messages.length - 2];
     if (previous?.role === "user" && previous.content.length === 0) messages.splice(messages.length - 2, 1);
     // The paused turn's opening (its Context blocks) is not in the history rebuilt from the session: rendered again here.
-    messages.push({ role: "user", content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render(), signal))] });
+    messages.push({ role: "user", content: [...results, ...loopGuard.takeNotices(), ...(await raceRunLimits(context.render(), signal, owner.reach))] });
   }
   const format = request.responseFormat === undefined ? undefined : resolveResponseFormat(request.responseFormat, "ask");
   // Requests of one conversation share their prefix: providers that route by a key keep them on one cache.
@@ -287,7 +288,7 @@ async function loop(
     // Tool results must lead the user turn (the APIs require it); loop warnings come next, then provider values.
     messages.push({
       role: "user",
-      content: [...results, ...loopGuard.takeNotices(), ...(await raceSignal(context.render({ includeStatic: false }), signal))],
+      content: [...results, ...loopGuard.takeNotices(), ...(await raceRunLimits(context.render({ includeStatic: false }), signal, owner.reach))],
     });
     recordedInput = results;
   }

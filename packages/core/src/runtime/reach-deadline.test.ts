@@ -151,3 +151,28 @@ describe("reach: the deadline while a stream's consumer is behind", () => {
     expect(model.requests).toHaveLength(1);
   }, 15_000);
 });
+
+describe("reach: the deadline while a Context provider runs", () => {
+  it.each([
+    ["the turn's opening", 0],
+    ["the user turn after a tool's result", 1],
+  ])("a provider that does not answer, rendering %s, holds the run only until the deadline, which ends it with its ReachExceededError", async (_label, answersFirst) => {
+    // Answers `answersFirst` renders at once, then never: only the deadline can end the wait.
+    let renders = 0;
+    const context = new Context({}, { providers: { retrieved: () => (renders++ < answersFirst ? "ready" : new Promise<string>(() => undefined)) } });
+    class Looker extends Agent {
+      static methodOptions = { look: { tool: true, description: "Look around." } };
+      look(): string {
+        return "seen";
+      }
+    }
+    const model = new ScriptedProvider([{ toolCalls: [{ name: "look", input: {} }] }, "done"]);
+    const error = await new Looker({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 1_000 } }), context })
+      .ask("Look.")
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ReachExceededError);
+    expect(error).toMatchObject({ dimension: "deadline", limit: 1_000 });
+    // Cut off while rendering: the request it was rendered for is never sent.
+    expect(model.requests).toHaveLength(answersFirst);
+  }, 15_000);
+});

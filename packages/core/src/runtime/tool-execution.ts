@@ -7,7 +7,7 @@ import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSigna
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
-import { CallLimit } from "./call-limit";
+import { CallLimit, raceRunLimits } from "./call-limit";
 import type { Span } from "@opentelemetry/api";
 import { resultToolSpan, startToolSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { addSpanEvent, endSpanWith, SPAN_EVENT, withActiveSpan } from "../telemetry/tracing";
@@ -72,7 +72,7 @@ async function executeTraced(call: ToolUseBlock, tool: Tool | undefined, site: T
   // A safe point as before a model request: a stream's slow consumer holds the run here, so one answer asking for
   // many calls never buffers their events without bound — until the run's signal or its reach deadline, as there.
   const room = events.ready();
-  if (room !== undefined) await waitForRoom(room, site);
+  if (room !== undefined) await raceRunLimits(room, site.signal, site.scope.reach);
   site.scope.ledger?.chargeToolCall();
   if (events.listening) events.emit({ type: "tool-call", toolCallId: call.id, name: call.name, input: call.input });
   const outcome: Outcome = blocked !== undefined ? { block: blocked, recorded: { result: BLOCKED } } : await attempt(call, tool, site, span);
@@ -145,20 +145,6 @@ function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | un
   const raced = raceSignal(work, signal);
   if (region === parent.region) return raced;
   return raced.finally(() => region?.dispose());
-}
-
-/**
- * Waits for a stream's consumer to make room, racing the run's signal and
- * its reach deadline: a consumer that stopped reading cannot hold the run
- * past the deadline, which ends it with its `ReachExceededError`.
- */
-async function waitForRoom(room: Promise<void>, site: ToolCallSite): Promise<void> {
-  const deadline = CallLimit.ofDeadline(site.scope.reach);
-  try {
-    await raceSignal(room, joinSignals(site.signal, deadline?.signal));
-  } finally {
-    deadline?.dispose();
-  }
 }
 
 /** Calls `execute`, turning a synchronous throw into a rejection. */
