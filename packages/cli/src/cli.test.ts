@@ -47,6 +47,7 @@ describe("rein --help and usage errors", () => {
     [["run", "examples/cli-chain.ts#plan", "--task", "x", "--session", ""], /^rein: --session must be a session id, got '' \(leave it out to record into a new session\)\n$/],
     [["sessions", "ls", "--store", ""], /^rein: --store must be a SQLite file or a postgres:\/\/ URL, got '' \(leave it out for \.rein\/sessions\.db\)\n$/],
     [["keys", "ls", "--store", ""], /^rein: --store must be a SQLite file or a postgres:\/\/ URL, got '' \(leave it out for \.rein\/sessions\.db\)\n$/],
+    [["inspect", ""], /^rein: \[store\] must be a SQLite file or a postgres:\/\/ URL, got '' \(leave it out for \.rein\/sessions\.db\)\n$/],
     // A run id recorded when ids could begin with '-': commander takes it for an option; rein says what to type.
     [["runs", "resume", "examples/cli-chain.ts", "-FsDZM1XQLtpWW4BReRbmA-4"], /^error: unknown option '-FsDZM1XQLtpWW4BReRbmA-4'\n[\s\S]*rein: '-FsDZM1XQLtpWW4BReRbmA-4' looks like an id: an argument that begins with '-' goes after --, options first \(rein runs resume --store <path> <module> -- -FsDZM1XQLtpWW4BReRbmA-4\)\n$/],
   ])("usage error %j exits 2 with a one-line message", async (argv, message) => {

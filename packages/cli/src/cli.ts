@@ -214,7 +214,7 @@ function program(io: CliIo, result: { code: number }): Command {
   rein
     .command("inspect")
     .description("Serve the read-only Inspector page over a session store (a SQLite file or a postgres:// URL) on loopback and print its URL")
-    .argument("[store]", "the session store", DEFAULT_STORE_PATH)
+    .argument("[store]", "the session store", nonEmpty("[store]", "a SQLite file or a postgres:// URL", `leave it out for ${DEFAULT_STORE_PATH}`), DEFAULT_STORE_PATH)
     .option("--port <n>", "the port to listen on (0: any free port)", integer("--port", 0, 65535), 4000)
     .action(async (store: string, options: { port: number }) => {
       result.code = await inspectModule().inspectCommand(io, store, options);
