@@ -440,3 +440,21 @@ describe("reachFetch", () => {
     expect(trace.parentId).not.toBe("b7ad6b7169203331");
   });
 });
+
+describe("withReachBudget: a budget field that is no number", () => {
+  it.each([
+    ["deadline", Number.NaN, "NaN"],
+    ["deadline", "soon", "'soon'"],
+    ["tokens", Number.NaN, "NaN"],
+    ["costUsd", -1, "-1"],
+  ])("budget.%s = %p is a TypeError naming the field, before anything runs (a NaN deadline cut off every request at once: 'NaN ms elapsed, past the deadline of NaN ms')", (field, value, shown) => {
+    let ran = false;
+    const call = () =>
+      withReachBudget({ depth: 3, [field]: value } as never, () => {
+        ran = true;
+      });
+    expect(call).toThrow(TypeError);
+    expect(call).toThrow(`withReachBudget(budget, fn): budget.${field} must be a non-negative number (or Infinity), or left out; got ${shown}`);
+    expect(ran).toBe(false);
+  });
+});

@@ -47,6 +47,9 @@ export function childBudget(): ReachBudget | undefined {
   return reach === undefined ? undefined : passOnBudget(reach.remaining(scope!.agentDepth ?? 0));
 }
 
+/** The budget fields besides `depth` that set a limit when present. */
+const LIMIT_FIELDS = ["memoryMb", "tokens", "costUsd", "deadline"] as const;
+
 /**
  * Runs `fn` (sync or async) with a budget received from a caller — what a
  * server does with a decoded `X-Agent-Policy` header — clamped to `policy`
@@ -69,6 +72,14 @@ export function withReachBudget<R>(budget: ReachBudget, fn: () => R, options: Wi
     throw new TypeError(
       "withReachBudget(budget, fn): budget must be a ReachBudget with a non-negative integer (or Infinity) depth (decode it with decodePolicyHeader)",
     );
+  }
+  for (const field of LIMIT_FIELDS) {
+    const value: unknown = budget[field];
+    // NaN would disable a limit, or (a deadline) cut off every request at once: refused, as the header refuses it.
+    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
+      const shown = typeof value === "string" ? `'${value}'` : String(value);
+      throw new TypeError(`withReachBudget(budget, fn): budget.${field} must be a non-negative number (or Infinity), or left out; got ${shown}`);
+    }
   }
   const parent = currentScope();
   // Inside a run, a received budget only narrows what the caller has left (every dimension), and is charged to it too.
