@@ -103,7 +103,7 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     const value = await run(tool, call, site, span, limit);
     return { block: { type: "tool_result", toolUseId: call.id, content: resultContent(value, tool.maxResultChars) }, recorded: { result: value } };
   } catch (error) {
-    if (site.execution.isAbortError(error) || site.signal?.aborted === true || limit?.endsRun(error) === true || endsTheRun(error)) throw error;
+    if (site.execution.isAbortError(error) || site.signal?.aborted === true || limit?.endsRun(error) === true || site.scope.reach?.deadlineReachedBy(error) === true || endsTheRun(error)) throw error;
     if (GuardError.isInstance(error)) return refused(call, error, site, span);
     // Cancelled on its own (its own timeout, a nested agent's own signal, a hook refusing this one call):
     // that call is over, the run is not.

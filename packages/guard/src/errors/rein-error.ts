@@ -22,7 +22,7 @@ const classMarkers = new WeakMap<object, symbol>();
  * {@link UsageError} (the developer's code or configuration),
  * {@link ModelBehaviorError} (what the model did) or
  * {@link SystemFailureError} (a provider, the network, storage). Only
- * `CancelledError` (in `@rein/core`) sits directly under `ReinError`.
+ * `CancelledError` (re-exported by `@rein/core`) sits directly under `ReinError`.
  *
  * @example
  * ```ts

@@ -25,6 +25,9 @@ export interface ReachStatus {
   readonly remainingMs: number;
 }
 
+/** The deadline (epoch ms) each deadline error was made for: {@link ReachRun.deadlineReachedBy} reads it. */
+const DEADLINE_OF = new WeakMap<object, number>();
+
 /**
  * One run under a reach policy: the limits it started with (a reload may
  * tighten them, never loosen them), what it has used, and the checks. Made
@@ -171,7 +174,21 @@ export class ReachRun {
    */
   deadlineError(now = Date.now()): ReachExceededError {
     // A timer at the deadline may fire a millisecond before Date.now() reaches it: never report less than the limit.
-    return new ReachExceededError("deadline", Math.max(now, this.deadline) - this.startedAt, this.deadline - this.startedAt);
+    const error = new ReachExceededError("deadline", Math.max(now, this.deadline) - this.startedAt, this.deadline - this.startedAt);
+    DEADLINE_OF.set(error, this.deadline);
+    return error;
+  }
+
+  /**
+   * Whether `error` is the deadline of this run or of a run inside it whose
+   * deadline is not earlier than this one's (an agent called as a tool that
+   * shares the run's time): then this run's time is up too, and the error
+   * ends it rather than refusing one call. A nested run's own, earlier
+   * deadline is that run's refusal only.
+   */
+  deadlineReachedBy(error: unknown): boolean {
+    const at = typeof error === "object" && error !== null ? DEADLINE_OF.get(error) : undefined;
+    return at !== undefined && at >= this.deadline;
   }
 
   /** Adds one answered request's usage (to the run this one was started inside, too). */
