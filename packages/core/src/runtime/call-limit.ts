@@ -1,5 +1,5 @@
 import { ToolTimeoutError, type ReachRun } from "@rein/guard";
-import { joinSignals, raceSignal } from "./cancellation";
+import { onAbort, raceSignal } from "./cancellation";
 
 /** The longest delay `setTimeout` keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -16,34 +16,53 @@ const MAX_TIMER_MS = 2_147_483_647;
 export class CallLimit {
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout | undefined;
+  /** Stops waiting on the run's signal. */
+  readonly #leaveParent: (() => void) | undefined;
   /** Set when the reach deadline fired: the error the run ends with. */
   #deadlineError: unknown;
 
-  private constructor(ms: number, reason: () => unknown, ending: boolean) {
+  private constructor(ms: number, reason: () => unknown, ending: boolean, parent: AbortSignal | undefined) {
+    // The run's own signal comes first, as it would in AbortSignal.any([run, limit]).
+    if (parent?.aborted === true) this.#controller.abort(parent.reason);
+    else if (parent !== undefined) this.#leaveParent = onAbort(parent, () => this.#controller.abort(parent.reason));
     const fire = (): void => {
+      if (this.#controller.signal.aborted) return;
       const error = reason();
       if (ending) this.#deadlineError = error;
       this.#controller.abort(error);
     };
     // A deadline already past stops the call before it starts.
     if (ms <= 0) fire();
-    else this.#timer = setTimeout(fire, ms);
+    else if (!this.#controller.signal.aborted) this.#timer = setTimeout(fire, ms);
   }
 
-  /** The limit of a call of `toolName`, or undefined when it has neither a timeout nor a deadline to keep. */
-  static ofTool(toolName: string, timeoutMs: number | undefined, reach: ReachRun | undefined, now = Date.now()): CallLimit | undefined {
+  /**
+   * The limit of a call of `toolName` made under `signal` (the run's), or
+   * undefined when it has neither a timeout nor a deadline to keep.
+   */
+  static ofTool(toolName: string, timeoutMs: number | undefined, reach: ReachRun | undefined, signal: AbortSignal | undefined, now = Date.now()): CallLimit | undefined {
     const leftMs = reach === undefined ? Infinity : reach.deadline - now;
-    if (timeoutMs !== undefined && timeoutMs <= leftMs) return new CallLimit(timeoutMs, () => new ToolTimeoutError(toolName, timeoutMs), false);
-    return CallLimit.ofDeadline(reach, now);
+    if (timeoutMs !== undefined && timeoutMs <= leftMs) return new CallLimit(timeoutMs, () => new ToolTimeoutError(toolName, timeoutMs), false, signal);
+    return CallLimit.ofDeadline(reach, signal, now);
   }
 
-  /** The reach deadline alone (a model request: its provider keeps its own timeout), or undefined when there is none to keep. */
-  static ofDeadline(reach: ReachRun | undefined, now = Date.now()): CallLimit | undefined {
+  /**
+   * The reach deadline alone (a model request: its provider keeps its own
+   * timeout) for a call made under `signal`, or undefined when there is no
+   * deadline to keep.
+   */
+  static ofDeadline(reach: ReachRun | undefined, signal: AbortSignal | undefined, now = Date.now()): CallLimit | undefined {
     const leftMs = reach === undefined ? Infinity : reach.deadline - now;
-    return leftMs > MAX_TIMER_MS ? undefined : new CallLimit(leftMs, () => reach!.deadlineError(), true);
+    return leftMs > MAX_TIMER_MS ? undefined : new CallLimit(leftMs, () => reach!.deadlineError(), true, signal);
   }
 
-  /** Fires at the limit (the call's signal joins it). */
+  /**
+   * The call's signal: fires when the run's signal does or at the limit.
+   * Joined through `onAbort` (one shared listener per run signal), which
+   * {@link dispose} leaves — not `AbortSignal.any`, which on Node 20 leaves
+   * an entry on a long-lived run signal for every call (200,000 after
+   * 200,000 calls).
+   */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
@@ -53,9 +72,10 @@ export class CallLimit {
     return this.#deadlineError !== undefined && error === this.#deadlineError;
   }
 
-  /** Stops the timer (the call has settled). */
+  /** Stops the timer and leaves the run's signal (the call has settled). */
   dispose(): void {
     clearTimeout(this.#timer);
+    this.#leaveParent?.();
   }
 }
 
@@ -67,9 +87,9 @@ export class CallLimit {
  * @internal
  */
 export async function raceRunLimits<T>(work: Promise<T>, signal: AbortSignal | undefined, reach: ReachRun | undefined): Promise<T> {
-  const deadline = CallLimit.ofDeadline(reach);
+  const deadline = CallLimit.ofDeadline(reach, signal);
   try {
-    return await raceSignal(work, joinSignals(signal, deadline?.signal));
+    return await raceSignal(work, deadline?.signal ?? signal);
   } finally {
     deadline?.dispose();
   }

@@ -7,7 +7,7 @@ import { ProviderError, describeError, priceOf, type ModelPrice } from "@rein/gu
 import { answerChatSpan, startChatSpan, type LoopTracing } from "../telemetry/loop-spans";
 import { failSpan } from "../telemetry/tracing";
 import { CallLimit } from "./call-limit";
-import { abortReason, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, raceSignal } from "./cancellation";
 import type { Execution, StepBudget } from "./execution";
 import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
@@ -126,11 +126,11 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
   const chatSpan = tracing === undefined ? undefined : startChatSpan(tracing, scope, provider.providerId, request);
   let response: ModelResponse;
   // The reach deadline aborts a request still unanswered when it passes, with the error the run ends with.
-  const limit = CallLimit.ofDeadline(scope.reach);
+  const limit = CallLimit.ofDeadline(scope.reach, signal);
   try {
     // Anyone listening gets the answer as it is written: the provider streams, and text-delta events follow its chunks.
     const streaming = gated.stream && events.listening ? { events, step } : undefined;
-    response = await requestModel(provider, request, modelCallOptions(joinSignals(signal, limit?.signal), events, step), streaming, progress);
+    response = await requestModel(provider, request, modelCallOptions(limit?.signal ?? signal, events, step), streaming, progress);
   } catch (error) {
     // Counted before it failed (a stream broken after its start): what the provider reported is billed, so it is charged.
     progress.reported = chargeReportedUsage(site, model, error, chatSpan);

@@ -3,7 +3,7 @@ import { ChainDepthError, CycleError, GuardError, ProviderError, RecursionError,
 import type { ToolResultBlock, ToolUseBlock } from "../model/content";
 import { deriveScope, type CallScope } from "../scope/call-scope";
 import type { Tool } from "../tools/tool";
-import { abortReason, CancellationRegion, isCancellation, joinSignals, raceSignal } from "./cancellation";
+import { abortReason, CancellationRegion, isCancellation, raceSignal } from "./cancellation";
 import type { Execution } from "./execution";
 import type { LoopGuard } from "./loop-guard";
 import type { RunEvents } from "./run-events";
@@ -98,7 +98,7 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
     );
   }
   if (tool === undefined) return notOffered(call, site);
-  const limit = CallLimit.ofTool(call.name, tool.timeout, site.scope.reach);
+  const limit = CallLimit.ofTool(call.name, tool.timeout, site.scope.reach, site.signal);
   try {
     const value = await run(tool, call, site, span, limit);
     return { block: { type: "tool_result", toolUseId: call.id, content: resultContent(value, tool.maxResultChars) }, recorded: { result: value } };
@@ -127,7 +127,7 @@ async function attempt(call: ToolUseBlock, tool: Tool | undefined, site: ToolCal
  */
 function run(tool: Tool, call: ToolUseBlock, site: ToolCallSite, span: Span | undefined, limit: CallLimit | undefined): Promise<unknown> {
   const parent = site.scope;
-  const signal = limit === undefined ? site.signal : joinSignals(site.signal, limit.signal);
+  const signal = limit === undefined ? site.signal : limit.signal;
   // A signal that fired before the call started (even from a listener of its `tool-call` event, or a deadline already past) stops it unstarted.
   if (signal?.aborted === true) return Promise.reject(abortReason(signal));
   const region = limit === undefined ? parent.region : new CancellationRegion(signal!);
