@@ -5,11 +5,16 @@
  * workspace's own `node_modules`. With it, `npm install` of the packed
  * packages runs in a scratch project exactly as a user's install does,
  * without the network.
+ *
+ * A third-party package is packed when a client first asks for its
+ * packument, not before: npm never asks for most of what an optional peer
+ * (the MCP SDK) would bring in, and packing all of it cost more than half
+ * of the registry's CPU.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, dirname, join } from "node:path";
 
@@ -21,12 +26,19 @@ export interface LocalRegistry {
   readonly served: readonly string[];
   /** Every path a client asked for (so a test can tell what npm fetched). */
   readonly requested: readonly string[];
+  /** Why the registry answered 500 to a request (a package it could not pack), for the test's error message. */
+  readonly failures: readonly string[];
   close(): Promise<void>;
 }
 
 interface Entry {
   readonly manifest: Record<string, unknown>;
+  /** The tarball; for a third-party package, where it is packed at the first request for its packument. */
   readonly file: string;
+  /** The directory to pack into `file`, until it is packed. */
+  unpacked?: string;
+  /** The tarball's checksums, computed once. */
+  checksums?: { shasum: string; integrity: string };
 }
 
 type Manifest = {
@@ -65,7 +77,7 @@ function wanted(manifest: Manifest): { name: string; required: boolean }[] {
   return list;
 }
 
-function integrityOf(file: string): { shasum: string; integrity: string } {
+function checksumsOf(file: string): { shasum: string; integrity: string } {
   const bytes = readFileSync(file);
   return {
     shasum: createHash("sha1").update(bytes).digest("hex"),
@@ -88,10 +100,10 @@ export async function startLocalRegistry(options: {
   readonly extra?: readonly { readonly from: string; readonly name: string }[];
 }): Promise<LocalRegistry> {
   const packuments = new Map<string, Map<string, Entry>>();
-  const add = (manifest: Manifest, file: string): void => {
+  const add = (manifest: Manifest, file: string, unpacked?: string): void => {
     let versions = packuments.get(manifest.name);
     if (versions === undefined) packuments.set(manifest.name, (versions = new Map()));
-    versions.set(manifest.version, { manifest: manifest as unknown as Record<string, unknown>, file });
+    versions.set(manifest.version, { manifest: manifest as unknown as Record<string, unknown>, file, unpacked });
   };
 
   const ownNames = new Set<string>();
@@ -121,23 +133,29 @@ export async function startLocalRegistry(options: {
     if (seen.has(directory)) continue;
     seen.add(directory);
     const manifest = readManifest(directory);
-    const file = join(options.workDir, `${manifest.name.replace("/", "+")}-${manifest.version}.tgz`);
-    packDirectory(directory, file);
-    add(manifest, file);
+    add(manifest, join(options.workDir, `${manifest.name.replace("/", "+")}-${manifest.version}.tar`), directory);
     for (const dependency of wanted(manifest)) queue.push({ from: directory, ...dependency, by: manifest.name });
   }
 
   const requested: string[] = [];
+  const failures: string[] = [];
   let base = "";
-  const server: Server = createServer((request, response) => {
-    const path = decodeURIComponent((request.url ?? "/").split("?")[0]!.slice(1));
-    requested.push(path);
+  /** The entry's tarball, packed now if it was not yet; its checksums. */
+  const pack = (entry: Entry): { shasum: string; integrity: string } => {
+    if (entry.unpacked !== undefined) {
+      packDirectory(entry.unpacked, entry.file);
+      entry.unpacked = undefined;
+    }
+    return (entry.checksums ??= checksumsOf(entry.file));
+  };
+  const answer = (path: string, response: ServerResponse): void => {
     if (path.startsWith("-/tarballs/")) {
       const entry = [...packuments.values()].flatMap((versions) => [...versions.values()]).find((item) => basename(item.file) === basename(path));
       if (entry === undefined) {
         response.writeHead(404).end();
         return;
       }
+      pack(entry);
       response.writeHead(200, { "content-type": "application/octet-stream" }).end(readFileSync(entry.file));
       return;
     }
@@ -150,10 +168,20 @@ export async function startLocalRegistry(options: {
     for (const [version, entry] of versions) {
       (body["versions"] as Record<string, unknown>)[version] = {
         ...entry.manifest,
-        dist: { tarball: `${base}-/tarballs/${basename(entry.file)}`, ...integrityOf(entry.file) },
+        dist: { tarball: `${base}-/tarballs/${basename(entry.file)}`, ...pack(entry) },
       };
     }
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+  };
+  const server: Server = createServer((request, response) => {
+    const path = decodeURIComponent((request.url ?? "/").split("?")[0]!.slice(1));
+    requested.push(path);
+    try {
+      answer(path, response);
+    } catch (error) {
+      failures.push(`${path}: ${(error as Error).message}`);
+      response.writeHead(500, { "content-type": "text/plain" }).end((error as Error).message);
+    }
   });
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -161,19 +189,23 @@ export async function startLocalRegistry(options: {
     url: base,
     served: [...packuments.entries()].flatMap(([name, versions]) => [...versions.keys()].map((version) => `${name}@${version}`)),
     requested,
+    failures,
     close: () => new Promise((closed) => server.close(() => closed())),
   };
 }
 
 /**
- * `tar -czf file -C directory .` (gzip level 1) as `package/...`. GNU tar exits 1 with "file changed as we read it" when a file's
+ * `tar -cf file -C directory .` as `package/...`. GNU tar exits 1 with "file changed as we read it" when a file's
  * ctime moves during the read: the installed packages are hard links into pnpm's store, so another install on the
  * machine linking the same file does that (seen with two `pnpm test` runs at once). The bytes read are complete then,
  * so that one warning is accepted; any other failure throws.
+ *
+ * Not compressed: npm reads a plain tar as it reads a gzipped one (its tar reader looks for gzip's header), and
+ * compressing cost about as much CPU as the rest of the registry. This workspace's own tarballs are `pnpm pack`'s
+ * gzipped files, served as they are.
  */
 function packDirectory(directory: string, file: string): void {
-  // gzip -1: the registry packs ~150 packages per run; the fastest level costs half the CPU of the default.
-  const packed = spawnSync("tar", ["-I", "gzip -1", "-cf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."], { encoding: "utf8" });
+  const packed = spawnSync("tar", ["-cf", file, "-C", directory, "--hard-dereference", "--exclude=./node_modules", "--transform", "s,^\\.,package,", "."], { encoding: "utf8" });
   const otherWarnings = packed.stderr.split("\n").filter((line) => line !== "" && !/file changed as we read it$/.test(line));
   if (packed.error !== undefined || !(packed.status === 0 || (packed.status === 1 && otherWarnings.length === 0))) {
     throw new Error(`tar of ${directory} failed (${packed.status ?? packed.error?.message}): ${packed.stderr}`);
