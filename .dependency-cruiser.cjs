@@ -1,6 +1,6 @@
 /**
  * The import rules of the Rein workspace (docs/structure.md), checked by
- * `pnpm test` (packages/rein/src/import-structure.test.ts runs depcruise
+ * `pnpm test` (packages/rein/src/import-structure.test.ts runs dependency-cruiser
  * with this file):
  *
  * - no import cycle anywhere, type-only imports included;
