@@ -55,6 +55,8 @@ function typeCheck(checked: readonly CodeBlock[]): Map<string, string> {
   };
   const sources = new Map(checked.map((block) => [virtualPath(block), `${block.code}\nexport {};\n`]));
   const host = ts.createCompilerHost(options);
+  // As tsc parses: JSDoc only where it can hold a type error (the sources' TSDoc is not parsed for nothing).
+  host.jsDocParsingMode = ts.JSDocParsingMode.ParseForTypeErrors;
   const readFile = host.readFile.bind(host);
   const fileExists = host.fileExists.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
