@@ -12,7 +12,7 @@ import type { Execution, StepBudget } from "./execution";
 import { modelCallOptions } from "./model-retry-reporter";
 import type { RunEvents } from "./run-events";
 import type { RunLedger } from "./run-ledger";
-import { chargeReportedUsage, chargeUsage, reachPricing, spendOf, unanswered, type RequestProgress } from "./request-charge";
+import { chargeReportedUsage, chargeUsage, reachPricing, reserveWithin, spendOf, unanswered, type RequestProgress } from "./request-charge";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, type SpendAmount, type SpendReservation, type SpendReserver } from "./spend-reserver";
 
 /**
@@ -97,7 +97,7 @@ export async function sendModelRequest(site: RequestSite, gated: GatedRequest): 
   const sent: GatedRequest = spend === undefined ? gated : { ...gated, request: withReservedOutput(request) };
   // Held before the request is sent, so runs on other processes charging the same caller see it (spend-reserver.ts).
   const reserved = spend === undefined ? undefined : reservedSpend(site, sent.request, estimated);
-  const reservation: SpendReservation | undefined = spend === undefined ? undefined : await spend.reserve(reserved!);
+  const reservation: SpendReservation | undefined = spend === undefined ? undefined : await reserveWithin(spend, reserved!, signal, reach);
   const progress: RequestProgress = { sent: false, used: undefined, reported: undefined };
   let answered: GatedResponse & { readonly used: SpendAmount };
   try {

@@ -1,12 +1,13 @@
 import type { Span } from "@opentelemetry/api";
-import { ProviderError, costOf, priceOf, tokenCount, type Pricing } from "@rein/guard";
+import { ProviderError, costOf, priceOf, tokenCount, type Pricing, type ReachRun } from "@rein/guard";
 import type { ModelResponse, Usage } from "../model/model-provider";
 import { reachAttributes } from "../telemetry/agent-entry-span";
 import { addSpanEvent, SPAN_EVENT } from "../telemetry/tracing";
 import type { CallScope } from "../scope/call-scope";
 import type { RunEvents } from "./run-events";
 import { pricedModel, type RunLedger } from "./run-ledger";
-import type { SpendAmount, SpendReservation } from "./spend-reserver";
+import type { SpendAmount, SpendReservation, SpendReserver } from "./spend-reserver";
+import { raceRunLimits } from "./call-limit";
 
 /**
  * What charging a request needs of where it was sent from: the run's
@@ -107,4 +108,22 @@ export function unanswered(reservation: SpendReservation, reserved: SpendAmount,
 /** The prices reach charges with: the policy's own table, else the run's. @internal */
 export function reachPricing(site: ChargeSite): Pricing | undefined {
   return site.scope.reach?.policy.limits.pricing ?? site.ledger.pricing;
+}
+
+/**
+ * Reserves `amount` with `spend`, waiting only as long as the run may: a
+ * slow key store cannot hold the run past a cancel or the reach deadline,
+ * which reject with their own error. A reservation that arrives after the
+ * run stopped waiting is released at once (a failed release leaves the
+ * hold to expire: never an overshoot).
+ * @internal
+ */
+export async function reserveWithin(spend: SpendReserver, amount: SpendAmount, signal: AbortSignal | undefined, reach: ReachRun | undefined): Promise<SpendReservation> {
+  const pending = spend.reserve(amount);
+  try {
+    return await raceRunLimits(pending, signal, reach);
+  } catch (error) {
+    pending.then((held) => held.release(), () => undefined).catch(() => undefined);
+    throw error;
+  }
 }

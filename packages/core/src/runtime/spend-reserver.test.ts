@@ -163,3 +163,51 @@ describe("the request gate reserves spend before a request and settles it after"
     expect(() => withRunListener(() => undefined, () => 1, { spend: {} as never })).toThrow(/spend must be a SpendReserver/);
   });
 });
+
+describe("a slow key store cannot hold the run", () => {
+  /** A reserver whose answer waits until the test lets it go; logs what happened to the hold. */
+  function stalledReserver() {
+    const log: string[] = [];
+    let answer = (): void => {};
+    const reserver: SpendReserver = {
+      reserve: (estimate: SpendAmount) =>
+        new Promise((resolve) => {
+          log.push("asked");
+          answer = () =>
+            resolve({
+              settle: async () => void log.push("settle"),
+              release: async () => void log.push(`release ${estimate.tokens}`),
+            });
+        }),
+    };
+    return { reserver, log, answer: () => answer() };
+  }
+
+  it("the reach deadline ends a run waiting on its reservation; a hold that arrives later is released, and nothing is sent", async () => {
+    const model = new ScriptedProvider(["never sent"]);
+    const stalled = stalledReserver();
+    // 1 s: the request reaches the store well before the deadline even on a loaded machine.
+    const agent = new Writer({ runtime: new Runtime({ provider: model, reach: { timeoutMs: 1_000 } }) });
+    const error = await withRunListener(() => undefined, () => agent.ask("Write."), { spend: stalled.reserver }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: "ReachExceededError", dimension: "deadline" });
+    expect(model.requests).toHaveLength(0);
+    stalled.answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stalled.log).toEqual(["asked", expect.stringMatching(/^release \d+$/)]);
+  });
+
+  it("a cancel ends a run waiting on its reservation with the cancel", async () => {
+    const model = new ScriptedProvider(["never sent"]);
+    const stalled = stalledReserver();
+    const controller = new AbortController();
+    const agent = new Writer({ runtime: new Runtime({ provider: model }) });
+    const run = withRunListener(() => undefined, () => agent.ask("Write.", { signal: controller.signal }), { spend: stalled.reserver });
+    while (stalled.log.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("stop"));
+    await expect(run).rejects.toThrow("stop");
+    expect(model.requests).toHaveLength(0);
+    stalled.answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stalled.log).toEqual(["asked", expect.stringMatching(/^release \d+$/)]);
+  });
+});
