@@ -22,7 +22,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { build, type Plugin } from "esbuild";
-import { compiledScriptEnv } from "../../../session/src/__fixtures__/compiled-script";
+import { compiledScriptEnv, WORKSPACE_BUNDLE } from "../../../session/src/__fixtures__/compiled-script";
 
 const ROOT = join(__dirname, "..", "..", "..", "..");
 const PACKAGES = join(ROOT, "packages");
@@ -64,16 +64,10 @@ async function bundlePackage(name: string, into: string): Promise<void> {
   const entries = name === "cli" ? ["index", "bin", "run-child"] : ["index"];
   await build({
     entryPoints: entries.map((entry) => join(source, "src", `${entry}.ts`)),
+    ...WORKSPACE_BUNDLE,
     outdir: join(target, "dist"),
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    tsconfig: join(ROOT, "tsconfig.test.json"),
-    // Third-party packages and the other workspace packages are required at run time, not bundled.
-    packages: "external",
+    // The other workspace packages are required at run time too, from their own builds.
     external: ["rein", "@rein/*"],
-    keepNames: true,
     plugins: [distPaths(join(source, "src"), join(target, "dist"))],
     logLevel: "silent",
   });

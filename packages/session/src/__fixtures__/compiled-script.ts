@@ -24,20 +24,28 @@ export interface CompiledScript {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/**
+ * How workspace TypeScript is bundled for a child process, here and in the CLI tests' build (`compiled-rein.ts`):
+ * CommonJS for Node 20, `paths` from tsconfig.test.json, third-party packages left outside the bundle.
+ */
+export const WORKSPACE_BUNDLE = {
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  tsconfig: join(ROOT, "tsconfig.test.json"),
+  packages: "external",
+  // As tsx does: a class renamed in the bundle (two `Worker`s) keeps its `.name`, which names its nodes.
+  keepNames: true,
+} as const;
+
 /** Bundles `entry` (a `.ts` file) into `outDir` as one CommonJS file; esbuild throws, naming the file and line, when it does not compile. */
 export function compileScript(entry: string, outDir: string): CompiledScript {
   const file = join(outDir, `${entry.split(/[\\/]/).pop()!.replace(/\.ts$/, "")}.js`);
   buildSync({
+    ...WORKSPACE_BUNDLE,
     entryPoints: [entry],
     outfile: file,
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    tsconfig: join(ROOT, "tsconfig.test.json"),
-    packages: "external",
-    // As tsx does: a class renamed in the bundle (two `Worker`s) keeps its `.name`, which names its nodes.
-    keepNames: true,
     sourcemap: "inline",
     sourcesContent: false,
     logLevel: "silent",
