@@ -5,7 +5,7 @@ import { benchReach } from "./reach";
 import { benchResumable } from "./resumable";
 import { benchScopedCall } from "./scoped-call";
 import { benchServer } from "./server";
-import { benchSessionStoreOpenClose } from "./session-store-open-close";
+import { benchSessionStoreOpenClose, benchSessionStoreOpenCpu } from "./session-store-open-close";
 import { benchSessionWriter } from "./session-writer";
 import { benchStartup } from "./startup";
 import { benchTurnOverhead } from "./turn-overhead";
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   benchLoopDetector();
   benchSessionWriter();
   benchSessionStoreOpenClose();
+  benchSessionStoreOpenCpu();
   await benchStartup();
   // The session-store bench is a script of its own (it builds SQLite files of up to 100k nodes).
   require("./session-store");

@@ -5,7 +5,10 @@
  * descriptors after each close — on the file (must be 0) and in the whole
  * process (must not grow). The test
  * (`session-store-faults.test.ts`, "20 open/close cycles") proves the
- * behaviour with 20 cycles; this runs the volume (300 by default).
+ * behaviour with 20 cycles; this runs the volume (300 by default). Then the
+ * CPU one cycle costs in this process (`process.cpuUsage()`, after a warm-up):
+ * a closed store's worker thread serves the next store
+ * (`sqlite-worker-pool.ts`), so a cycle starts no thread.
  *
  *   pnpm exec tsx --tsconfig tsconfig.test.json bench/session-store-open-close.ts [cycles]
  */
@@ -13,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { SessionStore } from "@rein/session";
 import { minMedianMax } from "./measure";
 
 const ROOT = resolve(__dirname, "..");
@@ -45,4 +49,31 @@ export function benchSessionStoreOpenClose(cycles = 300): void {
   }
 }
 
-if (require.main === module) benchSessionStoreOpenClose(Number(process.argv[2] ?? 300));
+/** CPU of one open/create/close cycle in this process: min/median/max over `rounds` rounds of `cycles` each. */
+export function benchSessionStoreOpenCpu(rounds = 5, cycles = 40): void {
+  const directory = mkdtempSync(join(tmpdir(), "rein-open-cpu-"));
+  try {
+    const cycle = (name: string): void => {
+      const store = new SessionStore({ path: join(directory, `${name}.db`), shutdownFlush: false });
+      store.createSession("s");
+      store.close();
+    };
+    for (let warm = 0; warm < 10; warm++) cycle(`warm${warm}`);
+    const perCycle: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const before = process.cpuUsage();
+      for (let index = 0; index < cycles; index++) cycle(`r${round}-${index}`);
+      const used = process.cpuUsage(before);
+      perCycle.push((used.user + used.system) / 1000 / cycles);
+    }
+    const { min, median, max } = minMedianMax(perCycle);
+    console.log(`session store open/createSession/close in one process, CPU per cycle (${rounds} rounds of ${cycles}): min ${min.toFixed(1)} / median ${median.toFixed(1)} / max ${max.toFixed(1)} ms`);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  benchSessionStoreOpenClose(Number(process.argv[2] ?? 300));
+  benchSessionStoreOpenCpu();
+}

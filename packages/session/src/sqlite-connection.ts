@@ -1,7 +1,6 @@
-import { Worker } from "node:worker_threads";
-import { SyncWorkerBridge, WORKER_SIGNAL } from "./sync-worker-bridge";
-import { sqliteOperationsSource, type SqliteFailure, type SqliteWorkerData } from "./sqlite-session-worker";
-import { sqliteWorkerLoop } from "./sqlite-worker-loop";
+import { SyncWorkerBridge } from "./sync-worker-bridge";
+import type { SqliteFailure, SqliteWorkerData } from "./sqlite-session-worker";
+import { takeThread, type SqliteThread } from "./sqlite-worker-pool";
 
 /** What the store tells the worker; the rest is the connection's plumbing. @internal */
 export type SqliteConnectionOptions = Omit<SqliteWorkerData, "port" | "asyncPort" | "signal" | "libsqlPath">;
@@ -16,15 +15,6 @@ export class SqliteCallFailure extends Error {
 /** The worker thread ended or stopped answering. @internal */
 export class SqliteWorkerGone extends Error {}
 
-// esbuild (tsx) names functions through a helper that the worker's source
-// text must bring along. A worker that fails to start says so through the
-// signal, so a caller waiting for its reply never waits forever.
-const WORKER_SOURCE =
-  '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
-  `try {\n  (${sqliteWorkerLoop.toString()})(require, ${sqliteOperationsSource("require", 'require("node:worker_threads").workerData')});\n} catch (error) {\n` +
-  `  const signal = new Int32Array(require("node:worker_threads").workerData.signal);\n` +
-  `  Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n  Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n  throw error;\n}\n`;
-
 let libsqlPath: string | undefined;
 
 /** How long a synchronous call spins for its answer before it sleeps, in ms. */
@@ -32,15 +22,16 @@ const SPIN_MS = 0.5;
 
 /**
  * The store's end of its SQLite worker thread (see
- * {@link sqliteWorkerLoop} and `sqliteSessionOperations`): one
- * {@link SyncWorkerBridge} to a thread of its own. Synchronous calls wait for
+ * `sqlite-worker-loop.ts` and `sqliteSessionOperations`): one
+ * {@link SyncWorkerBridge} to a thread of its own while it is open (a thread
+ * kept from a store closed before, or a new one: `sqlite-worker-pool.ts`). Synchronous calls wait for
  * the reply with `Atomics.wait` (the worker holds the lock for at most one
  * short attempt, so the wait is short); asynchronous calls resolve from the
  * event loop and never block it.
  * @internal
  */
 export class SqliteConnection {
-  private readonly worker: Worker;
+  private readonly thread: SqliteThread;
   private readonly bridge: SyncWorkerBridge<SqliteFailure>;
 
   /** Starts the worker and opens the database; throws {@link SqliteCallFailure} when it cannot. */
@@ -52,15 +43,13 @@ export class SqliteConnection {
       // The worker sleeps on the request counter between requests (sqlite-worker-loop.ts).
       wakeWorker: true,
       spinMs: SPIN_MS,
-      onRelease: () => void this.worker.terminate().catch(() => undefined),
+      // A thread whose store closed cleanly may serve the next store (sqlite-worker-pool.ts).
+      onRelease: (closed) => this.thread.release(closed),
     });
     const ends = this.bridge.workerEnds;
     const workerData: SqliteWorkerData = { ...options, libsqlPath, ...ends };
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData, transferList: [ends.port, ends.asyncPort], stdout: false, stderr: false });
-    // Never keeps the process alive: an idle store must not hold up exit.
-    this.worker.unref();
-    this.worker.on("error", () => this.bridge.workerEnded());
-    this.worker.on("exit", () => this.bridge.workerEnded());
+    this.thread = takeThread(workerData);
+    this.thread.onEnded(() => this.bridge.workerEnded());
     try {
       this.bridge.call("open");
     } catch (error) {

@@ -14,10 +14,14 @@
 
 import type { SqliteOperations, SqliteReply, SqliteRequest, SqliteWorkerData } from "./sqlite-session-worker";
 
-/** The worker's request loop. Self-contained. @internal */
-export function sqliteWorkerLoop(load: (id: string) => unknown, operations: SqliteOperations): void {
+/**
+ * The worker's request loop for one connection (`data`). Returns when the connection's `close` has been handled;
+ * `closed` is called after its answer, when the connection has let go of everything: the thread may then serve
+ * another connection (sqlite-worker-pool.ts). Self-contained.
+ * @internal
+ */
+export function sqliteWorkerLoop(load: (id: string) => unknown, data: SqliteWorkerData, operations: SqliteOperations, closed: () => void): void {
   const threads = load("node:worker_threads") as typeof import("node:worker_threads");
-  const data = threads.workerData as SqliteWorkerData;
   const signal = new Int32Array(data.signal);
   // The WORKER_SIGNAL slots of sync-worker-bridge.ts, repeated: this function sees nothing of its module.
   const REQUESTS = 0;
@@ -70,6 +74,7 @@ export function sqliteWorkerLoop(load: (id: string) => unknown, operations: Sqli
       setImmediate(() => {
         reply(request, answer);
         end();
+        closed();
       }),
     );
   }

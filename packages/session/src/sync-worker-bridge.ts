@@ -63,8 +63,12 @@ export interface SyncWorkerBridgeOptions<F extends WorkerFailure> {
    * @default 0
    */
   readonly spinMs?: number;
-  /** Runs once when the bridge lets go of its worker (closed, or the worker ended): end the thread, or detach from a shared one. */
-  readonly onRelease?: () => void;
+  /**
+   * Runs once when the bridge lets go of its worker: end the thread, detach from a shared one, or keep it for
+   * another connection. `closed` is true when the worker answered `close` (it has let go of everything the
+   * connection held); false when it ended, failed to answer, or never answered `open`.
+   */
+  readonly onRelease?: (closed: boolean) => void;
 }
 
 /** How long one `Atomics.wait` sleeps before it looks at the ended flag again, in ms. */
@@ -170,13 +174,15 @@ export class SyncWorkerBridge<F extends WorkerFailure = WorkerFailure> {
    */
   close(...args: unknown[]): void {
     if (this.isEnded) return;
+    let closed = false;
     try {
       this.call("close", ...args);
+      closed = true;
     } finally {
       for (let received = receiveMessageOnPort(this.asyncPort); received !== undefined; received = receiveMessageOnPort(this.asyncPort)) {
         this.settle(received.message as WorkerReply<F>);
       }
-      this.release();
+      this.letGo(closed);
     }
   }
 
@@ -192,12 +198,16 @@ export class SyncWorkerBridge<F extends WorkerFailure = WorkerFailure> {
 
   /** Lets go of the worker without asking it anything (it is gone, or never answered `open`). */
   release(): void {
+    this.letGo(false);
+  }
+
+  private letGo(closed: boolean): void {
     this.isEnded = true;
     if (!this.released) {
       this.released = true;
       this.port.close();
       this.asyncPort.close();
-      this.options.onRelease?.();
+      this.options.onRelease?.(closed);
     }
     this.fail();
   }

@@ -4,10 +4,16 @@
  *   (a top-level node and one node inside it) with `commitWithRetry`,
  *   printing `ack <id> <seq>` for each node once its commit returned.
  * - `cycles <db> <count>`: opens and closes a store on one file `count`
- *   times, printing `fds <n> <all> <threads>` after each close, once the
- *   store's worker thread has ended (or 10 s passed): the descriptors open on
- *   the file (and its -wal / -shm), all this process holds, and the threads
- *   it runs beyond those it ran before the first open.
+ *   times, printing `fds <n> <all> <threads>` after each close: the
+ *   descriptors open on the file (and its -wal / -shm), all this process
+ *   holds, and the threads it runs beyond those it ran before the first open
+ *   (the closed store's thread is kept for the next store:
+ *   sqlite-worker-pool.ts).
+ * - `kept <dir>`: the threads stores leave behind (beyond those before the
+ *   first open), printed as `<step> <threads>`: `turn` after each of three
+ *   stores opened and closed in turn, `open` with three open at once,
+ *   `closed` once they are closed and all but `KEPT_THREADS` ended,
+ *   `expired` once the rest ended (each wait at most 30 s); and `fds <n>` open on the four files at the end.
  * - `fault <scenario> <dir> [uid]`: drops to `uid` when given, then runs a
  *   fault scenario and prints one JSON line `{ name, message, ... }`.
  * - `hold <db> <ms>`: a plain libsql connection takes the write lock, prints
@@ -24,6 +30,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { SessionStore } from "../session-store";
+import { KEPT_THREADS } from "../sqlite-worker-pool";
 import { SessionNodeWriter } from "../session-node-writer";
 import type { SessionWriteOperation } from "../session-store-like";
 
@@ -97,14 +104,38 @@ async function main(): Promise<void> {
       if (cycle === 0) store.createSession("s");
       store.commit("s", [node(`n${cycle}`, null, null)]);
       store.close();
-      // close() ends the store's worker thread; the thread lets go of its own
-      // descriptors (its event loop's) when it has stopped, which a loaded
-      // machine may schedule later: count once it is gone (or after 10 s).
-      const deadline = Date.now() + 10_000;
-      while (threads() > threadsBefore && Date.now() < deadline) await new Promise((done) => setTimeout(done, 5));
       await new Promise((done) => setImmediate(done));
       process.stdout.write(`fds ${descriptorsOn(path)} ${readdirSync("/proc/self/fd").length} ${threads() - threadsBefore}\n`);
     }
+    return;
+  }
+  if (mode === "kept") {
+    const [dir] = args as [string];
+    const threadsBefore = threads();
+    const left = (step: string): void => void process.stdout.write(`${step} ${threads() - threadsBefore}\n`);
+    const open = (name: string): SessionStore => {
+      const store = new SessionStore({ path: join(dir, `${name}.db`), shutdownFlush: false });
+      if (!store.hasSession("s")) store.createSession("s");
+      store.commit("s", [node(`${name}${store.getSession("s").nodeCount}`, null, null)]);
+      return store;
+    };
+    for (const name of ["a", "b", "c"]) {
+      open(name).close();
+      left("turn");
+    }
+    const together = ["d", "a", "b"].map(open);
+    left("open");
+    for (const store of together) store.close();
+    // A thread beyond those kept is ended (terminate() is asynchronous); those kept stay for the keep period.
+    const settled = async (count: number): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      while (threads() > threadsBefore + count && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
+    };
+    await settled(KEPT_THREADS);
+    left("closed");
+    await settled(0);
+    left("expired");
+    process.stdout.write(`fds ${["a", "b", "c", "d"].reduce((sum, name) => sum + descriptorsOn(join(dir, `${name}.db`)), 0)}\n`);
     return;
   }
   if (mode === "signal") {
