@@ -187,6 +187,16 @@ function hasLeaf(spec: Spec, leaf: Spec["leaf"]): boolean {
   return spec.leaf === leaf || spec.children.some((child) => hasLeaf(child, leaf));
 }
 
+/**
+ * Trees per run. The faults this test guards against, put back one at a time and each tried with 20 to 100 seeds: a
+ * frame left active after a sync return, a resolve or a reject (fixed in d9c0ce2: continuations a finished call had
+ * scheduled still counted it), a throw of `undefined` recorded `completed`, and a cancelled run's open nodes left
+ * `running` (both fixed in ebb64e7), each failed within the first 31 trees (median 2 to 5; the cancelled run, the
+ * rarest, about one tree in 7). 500 trees a run, new ones each run (fast-check seeds from the clock), is 16 times the
+ * worst of those; REIN_PROPERTY_RUNS=10000 for a deep run.
+ */
+const RUNS = Number(process.env["REIN_PROPERTY_RUNS"] ?? 500);
+
 it("random call trees: zero leaked frames, zero nodes left running, zero failed calls recorded completed", async () => {
   let runs = 0;
   let nodesChecked = 0;
@@ -200,19 +210,20 @@ it("random call trees: zero leaked frames, zero nodes left running, zero failed 
       await launchVisit(tree, spec, [], "root");
       await settled(tree, spec);
       writer.flush();
-      expect(currentChain()).toHaveLength(0);
-      expect(tree.leaks).toEqual([]);
       const nodes = store.readNodes("s");
       nodesChecked += nodes.length;
-      expect(nodes.filter((n) => n.metadata["status"] === "running").map((n) => n.name)).toEqual([]);
       const failed = nodes.filter((n) => n.metadata["status"] === "error" || n.metadata["status"] === "cancelled");
-      const expectedFailures = countFailures(spec);
-      expect(failed.filter((n) => n.name === "Tree.visit").length).toBe(expectedFailures);
+      // One expect per tree (jest's expect costs about 50 µs a call).
+      expect({
+        chain: currentChain().length,
+        leaks: tree.leaks,
+        running: nodes.filter((n) => n.metadata["status"] === "running").map((n) => n.name),
+        failedVisits: failed.filter((n) => n.name === "Tree.visit").length,
+      }).toEqual({ chain: 0, leaks: [], running: [], failedVisits: countFailures(spec) });
     }),
-    // 2,000 random trees by default (10,000 took 76 s on a loaded 2-core machine); REIN_PROPERTY_RUNS=10000 for a deep run.
-    { numRuns: Number(process.env["REIN_PROPERTY_RUNS"] ?? 2_000) },
+    { numRuns: RUNS },
   );
-  expect(runs).toBeGreaterThanOrEqual(Number(process.env["REIN_PROPERTY_RUNS"] ?? 2_000));
+  expect(runs).toBeGreaterThanOrEqual(RUNS);
   expect(nodesChecked).toBeGreaterThan(runs);
 }, 600_000);
 
