@@ -20,11 +20,13 @@ describe("fuzz", () => {
         const response = await app.request("/v1/agent/run", { method: "POST", headers, body: payload });
         seen.set(response.status, (seen.get(response.status) ?? 0) + 1);
         if (response.status !== 200) {
-          expect(response.status).toBeGreaterThanOrEqual(400);
-          expect(response.status).toBeLessThan(500);
           const json = (await response.json()) as { error: { type: string; message: string } };
-          expect(typeof json.error.type).toBe("string");
-          expect(typeof json.error.message).toBe("string");
+          // One expect per request (jest's expect costs about 50 µs a call): a 4xx with a typed error.
+          expect({ status: response.status >= 400 && response.status < 500 ? "4xx" : response.status, type: typeof json.error.type, message: typeof json.error.message }).toEqual({
+            status: "4xx",
+            type: "string",
+            message: "string",
+          });
         } else {
           await response.text();
         }
@@ -44,10 +46,13 @@ describe("fuzz: the runs routes", () => {
         if (policy !== undefined) headers["X-Agent-Policy"] = policy;
         const resumed = await app.request(`/v1/runs/${id}/resume`, { method: "POST", headers, body: payload });
         const listed = await app.request(filter === undefined ? "/v1/runs" : `/v1/runs?state=${encodeURIComponent(filter)}`);
+        // One expect per pair: each answer a 200, or a 4xx with a typed error.
+        const answers: { status: number | "200 or 4xx"; type: string }[] = [];
         for (const response of [resumed, listed]) {
-          expect(response.status === 200 || (response.status >= 400 && response.status < 500)).toBe(true);
-          if (response.status !== 200) expect(((await response.json()) as { error: { type: string } }).error.type).toEqual(expect.any(String));
+          const status = response.status === 200 || (response.status >= 400 && response.status < 500) ? "200 or 4xx" : response.status;
+          answers.push({ status, type: response.status === 200 ? "string" : typeof ((await response.json()) as { error: { type: string } }).error.type });
         }
+        expect(answers).toEqual([{ status: "200 or 4xx", type: "string" }, { status: "200 or 4xx", type: "string" }]);
       }),
       { numRuns: 500 },
     );

@@ -1,6 +1,6 @@
 /**
  * The server the socket fuzz attacks (socket-fuzz.ts: fuzz.test.ts and
- * bench/server-fuzz.ts), run as a tsx child process so that its RSS is its
+ * bench/server-fuzz.ts), run compiled in a child process so that its RSS is its
  * own and a crash shows as an exit: auth on with two keys, a SQLite session
  * store in the file STORE (as `rein serve` keeps one), small body limit and
  * short timeouts so the hostile requests resolve quickly. Prints one line

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { compileScript } from "../../../session/src/__fixtures__/compiled-script";
 import type { FuzzAuth, FuzzPlan, HangUp, OversizePlan, RequestPlan } from "./socket-fuzz-plans";
 
 /** A listening fuzz server: where, and its two keys. */
@@ -31,12 +32,16 @@ export interface FuzzServer extends FuzzTarget {
 
 const ROOT = resolve(__dirname, "..", "..", "..", "..");
 
-/** Starts fuzz-server.ts as a tsx child on a SQLite store in a fresh temp directory. */
+/**
+ * Starts fuzz-server.ts, compiled by esbuild into a fresh temp directory (about 0.7 s of CPU to start instead of
+ * 1.6 s through tsx: session/src/__fixtures__/compiled-script.ts), on a SQLite store in that directory.
+ */
 export async function startFuzzServer(): Promise<FuzzServer> {
   const dir = mkdtempSync(join(tmpdir(), "rein-fuzz-"));
-  const child = spawn(process.execPath, ["--require", require.resolve("tsx/cjs"), join(__dirname, "fuzz-server.ts")], {
+  const compiled = compileScript(join(__dirname, "fuzz-server.ts"), dir);
+  const child = spawn(process.execPath, [...compiled.nodeArgs], {
     cwd: ROOT,
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(ROOT, "tsconfig.test.json"), STORE: join(dir, "sessions.db"), REIN_POLICY_SECRET: "" },
+    env: { ...process.env, ...compiled.env, STORE: join(dir, "sessions.db"), REIN_POLICY_SECRET: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
