@@ -41,6 +41,8 @@ export interface ChildRunSpec {
   readonly statusDir: string;
   /** Where `--verbose` writes the reach status log (absent without it). */
   readonly reachLog?: string;
+  /** tsx's CommonJS hook, registered right before the module is loaded (absent when the parent registered it, or the module needs none). */
+  readonly tsxHook?: string;
 }
 
 /** What the child writes to `result.json`. @internal */
@@ -52,6 +54,8 @@ type AgentClass = new (options?: { reach?: ReachPolicy | ReachPolicyOptions; con
 
 async function loadEntry(spec: ChildRunSpec): Promise<{ agent: AgentClass; method: string }> {
   const path = isAbsolute(spec.module) ? spec.module : resolve(spec.module);
+  // After this process's own modules: only what the module brings in goes through tsx (run-command.ts, childCommand).
+  if (spec.tsxHook !== undefined) require(spec.tsxHook);
   const entries = entriesOf(await loadModule(path), spec.module);
   const pair = entries[spec.entry];
   const names = Object.keys(entries).join(", ") || "none";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { constants as osConstants, tmpdir } from "node:os";
-import { extname, join, resolve } from "node:path";
+import { extname, join, resolve, sep } from "node:path";
 import type { CliIo } from "./cli-io";
 import { CliUsageError, ExitCode } from "./exit-codes";
 import { isTypeScript, tsxHook } from "./load-module";
@@ -44,12 +44,24 @@ function parseTarget(target: string): { module: string; entry: string } {
   return { module: target.slice(0, hash), entry: target.slice(hash + 1) };
 }
 
-/** The node arguments that run the child script, through tsx's require hook for TypeScript. */
-function childCommand(modulePath: string): string[] {
+/**
+ * The node arguments that run the child script, and the tsx hook the child registers itself right before it loads
+ * the module (`ChildRunSpec.tsxHook`), if any.
+ *
+ * Installed (this file under `node_modules`), the child loads `rein` and its own modules first and registers tsx's
+ * hook only then: the hook reads and scans every `.js` file loaded after it (0.1-0.2 s of CPU for `rein`'s), and a
+ * `--require` would load tsx in the store's worker thread too. tsx applies a tsconfig's `paths` only to files
+ * outside `node_modules`, so what the child loads resolves to the same files with or without the hook, and the
+ * module shares them. Anywhere else (this monorepo's `dist/`, with `TSX_TSCONFIG_PATH` mapping `rein` to the
+ * sources) the hook comes first, so that the child's `rein` is the one the module imports.
+ */
+function childCommand(modulePath: string): { args: string[]; tsxHook?: string } {
   // Run from source (this monorepo's tests), the child script itself is TypeScript.
-  if (extname(__filename) === ".ts") return ["--require", require.resolve("tsx/cjs"), join(__dirname, "run-child.ts")];
+  if (extname(__filename) === ".ts") return { args: ["--require", require.resolve("tsx/cjs"), join(__dirname, "run-child.ts")] };
   const script = join(__dirname, "run-child.js");
-  return isTypeScript(modulePath) ? ["--require", tsxHook(modulePath), script] : [script];
+  if (!isTypeScript(modulePath)) return { args: [script] };
+  const hook = tsxHook(modulePath);
+  return __dirname.split(sep).includes("node_modules") ? { args: [script], tsxHook: hook } : { args: ["--require", hook, script] };
 }
 
 /**
@@ -79,6 +91,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
     sessionId: options.session ?? randomUUID(),
     statusDir,
     reachLog: options.verbose === true ? resolve(io.cwd, options.reachLog ?? DEFAULT_REACH_LOG_PATH) : undefined,
+    tsxHook: command.tsxHook,
   };
   const env: NodeJS.ProcessEnv = { ...io.env, REIN_CLI_RUN: JSON.stringify(spec) };
   if (options.env !== undefined) env["REIN_ENV"] = options.env;
@@ -86,7 +99,7 @@ export async function runCommand(io: CliIo, target: string, options: RunCommandO
   const testConfig = join(__dirname, "..", "..", "..", "tsconfig.test.json");
   if (extname(__filename) === ".ts" && env["TSX_TSCONFIG_PATH"] === undefined && existsSync(testConfig)) env["TSX_TSCONFIG_PATH"] = testConfig;
   // The IPC channel is how the child learns that this process is gone, however it died (SIGKILL too): it then stops its run.
-  const child = spawn(process.execPath, command, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe", "ipc"] });
+  const child = spawn(process.execPath, command.args, { cwd: io.cwd, env, stdio: ["ignore", "pipe", "pipe", "ipc"] });
 
   // With --verbose, where to look afterwards: the session (for `rein sessions export`) and the reach log.
   const where = (): void => {
