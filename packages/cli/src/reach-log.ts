@@ -1,6 +1,5 @@
 import { mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import pino from "pino";
 import type { ReachFigures, StatusMessage } from "./status-line";
 
 /**
@@ -30,6 +29,8 @@ export interface ReachLog {
  */
 export function openReachLog(path: string, sessionId: string): ReachLog {
   mkdirSync(dirname(path), { recursive: true });
+  // Loaded here, not at the top: only `--verbose` writes the log, and pino costs every run's child about 40 ms of CPU to load.
+  const pino = require("pino") as typeof import("pino");
   // An fd opened here makes the destination ready at once, so close() can flush synchronously at any time.
   const destination = pino.destination({ dest: openSync(path, "a"), sync: false, minLength: 4096 });
   const logger = pino({ base: { pid: process.pid, sessionId }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
