@@ -30,10 +30,13 @@ async function overStdio(): Promise<Connection> {
   return { client, close: () => client.close() };
 }
 
-/** A client over streamable HTTP to the server started as a child process on 127.0.0.1. */
-async function overHttp(): Promise<Connection> {
+/** The HTTP server process: started on first use, and again once a test has ended it (the `crash` tool exits it). */
+let httpServer: { child: ChildProcess; port: Promise<number> } | undefined;
+afterAll(() => httpServer && stop(httpServer.child));
+
+function startHttpServer(): { child: ChildProcess; port: Promise<number> } {
   const child = spawn(process.execPath, [SERVER, "http"], { stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise<number>((resolve, reject) => {
+  const port = new Promise<number>((resolve, reject) => {
     let output = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString("utf8");
@@ -42,15 +45,20 @@ async function overHttp(): Promise<Connection> {
     });
     child.once("exit", (code) => reject(new Error(`MCP test server exited with ${code} before listening`)));
   });
+  return { child, port };
+}
+
+/**
+ * A client over streamable HTTP to the server process on 127.0.0.1. The HTTP tests share that process (about 0.4 s
+ * of CPU to start, most of it loading the SDK): it builds a server of its own for each client's MCP session, so a
+ * test sees only the tools, notifications and counts of its own session, as with a process of its own.
+ */
+async function overHttp(): Promise<Connection> {
+  if (httpServer === undefined || httpServer.child.exitCode !== null || httpServer.child.signalCode !== null) httpServer = startHttpServer();
+  const port = await httpServer.port;
   const client = new Client({ name: "rein-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return {
-    client,
-    close: async () => {
-      await client.close().catch(() => undefined);
-      await stop(child);
-    },
-  };
+  return { client, close: () => client.close().catch(() => undefined) };
 }
 
 function stop(child: ChildProcess): Promise<void> {
