@@ -54,7 +54,7 @@ export async function runMcpAgent(
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", "tsx", join(__dirname, "mcp-notes-server.ts")],
+      args: ["--require", "tsx/cjs", join(__dirname, "mcp-notes-server.ts")],
       stderr: "inherit",
     }),
   );

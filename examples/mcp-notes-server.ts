@@ -5,7 +5,7 @@
  * server works the same way with mcpTools; this one keeps the example
  * self-contained.
  *
- * Run alone: node --import tsx examples/mcp-notes-server.ts (then speak JSON-RPC on stdin)
+ * Run alone: node --require tsx/cjs examples/mcp-notes-server.ts (then speak JSON-RPC on stdin)
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
