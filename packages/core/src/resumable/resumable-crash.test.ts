@@ -13,7 +13,7 @@ const ROOT = resolve(__dirname, "../../../..");
  */
 const CHILDREN_TIMEOUT_MS = 180_000;
 
-// The 23 children run the sources compiled once into one file (esbuild, as tsx would transform them), not a tsx
+// The 22 children run the sources compiled once into one file (esbuild, as tsx would transform them), not a tsx
 // child each: tsx's hooks cost about 1 s of CPU more per child.
 let compiled: CompiledScript;
 let scratch: string;
