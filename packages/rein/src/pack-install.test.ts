@@ -4,8 +4,8 @@
  * project under the system temp directory (no workspace links), their
  * third-party dependencies served by a registry on 127.0.0.1 (no network),
  * and the scratch project then runs a CommonJS script, an ES module script,
- * a TypeScript type check against the shipped declarations, `npx rein`, a
- * server and the Postgres store's entry point.
+ * a TypeScript type check against the shipped declarations, `npx rein` and
+ * the installed `rein` command, a server and the Postgres store's entry point.
  */
 import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -76,6 +76,15 @@ let registry: LocalRegistry | undefined;
 
 function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   return spawnSync(command, args, { cwd: project, encoding: "utf8", env: { ...cleanEnv(), ...env }, timeout: 240_000 });
+}
+
+/**
+ * The installed `rein` command: the link npm made in `node_modules/.bin`, started through its `#!/usr/bin/env node`
+ * line. It is what `npx rein` finds and starts, after npm's own start-up (about 0.5 s of CPU a run), which
+ * "npx rein --help" proves once.
+ */
+function rein(args: readonly string[]): SpawnSyncReturns<string> {
+  return run(join(project, "node_modules", ".bin", "rein"), args);
 }
 
 /** Like {@link run}, without blocking the event loop: the registry answers from this process. */
@@ -197,18 +206,18 @@ describe("the packed packages, installed outside the workspace", () => {
     expect(result.stdout).toContain("serve");
   });
 
-  it("npx rein run runs an entry of a JavaScript module, records the session, and rein sessions ls lists it", () => {
+  it("rein run runs an entry of a JavaScript module, records the session, and rein sessions ls lists it", () => {
     writeFileSync(join(project, "agents.cjs"), ENTRIES_MODULE);
-    const ran = run("npx", ["--no-install", "rein", "run", "agents.cjs#answer", "--task", "hello", "--store", "runs.db"]);
+    const ran = rein(["run", "agents.cjs#answer", "--task", "hello", "--store", "runs.db"]);
     expect(ran.stderr).toBe("");
     expect(ran.status).toBe(0);
     expect(ran.stdout.trim().split("\n").at(-1)).toBe("installed and answering");
-    const listed = run("npx", ["--no-install", "rein", "sessions", "ls", "--store", "runs.db"]);
+    const listed = rein(["sessions", "ls", "--store", "runs.db"]);
     expect(listed.status).toBe(0);
     expect(listed.stdout).toContain("Echo");
   });
 
-  it("npx rein run on a TypeScript module without tsx says in one line what to install", () => {
+  it("rein run on a TypeScript module without tsx says in one line what to install", () => {
     writeFileSync(join(project, "agents.ts"), ENTRIES_MODULE);
     // The project without tsx: nothing named tsx where rein looks for it (the module's folder and rein's own, up to
     // the root), as before `npm install -D tsx`.
@@ -217,7 +226,7 @@ describe("the packed packages, installed outside the workspace", () => {
     renameSync(tsx, aside);
     let ran: SpawnSyncReturns<string>;
     try {
-      ran = run("npx", ["--no-install", "rein", "run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
+      ran = rein(["run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
     } finally {
       renameSync(aside, tsx);
     }
@@ -226,9 +235,9 @@ describe("the packed packages, installed outside the workspace", () => {
     expect(ran.stderr).toMatch(/tsx/);
   });
 
-  it("with tsx installed in the project, npx rein run runs the TypeScript module", () => {
+  it("with tsx installed in the project, rein run runs the TypeScript module", () => {
     writeFileSync(join(project, "agents.ts"), ENTRIES_MODULE);
-    const ran = run("npx", ["--no-install", "rein", "run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
+    const ran = rein(["run", "agents.ts#answer", "--task", "hello", "--store", "runs.db"]);
     expect(ran.stderr).toBe("");
     expect(ran.status).toBe(0);
     expect(ran.stdout.trim().split("\n").at(-1)).toBe("installed and answering");
