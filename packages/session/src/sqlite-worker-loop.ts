@@ -16,11 +16,11 @@ import type { SqliteOperations, SqliteReply, SqliteRequest, SqliteWorkerData } f
 
 /**
  * The worker's request loop for one connection (`data`). Returns when the connection's `close` has been handled;
- * `closed` is called after its answer, when the connection has let go of everything: the thread may then serve
- * another connection (sqlite-worker-pool.ts). Self-contained.
+ * its answer follows once the connection has let go of everything, and the thread's event loop is then free to
+ * take the next connection (sqlite-worker-pool.ts). Self-contained.
  * @internal
  */
-export function sqliteWorkerLoop(load: (id: string) => unknown, data: SqliteWorkerData, operations: SqliteOperations, closed: () => void): void {
+export function sqliteWorkerLoop(load: (id: string) => unknown, data: SqliteWorkerData, operations: SqliteOperations): void {
   const threads = load("node:worker_threads") as typeof import("node:worker_threads");
   const signal = new Int32Array(data.signal);
   // The WORKER_SIGNAL slots of sync-worker-bridge.ts, repeated: this function sees nothing of its module.
@@ -74,7 +74,6 @@ export function sqliteWorkerLoop(load: (id: string) => unknown, data: SqliteWork
       setImmediate(() => {
         reply(request, answer);
         end();
-        closed();
       }),
     );
   }

@@ -31,7 +31,7 @@ const WORKER_SOURCE =
   '"use strict";\nvar __name = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n' +
   'const threads = require("node:worker_threads");\n' +
   "function serve(data) {\n" +
-  `  try {\n    (${sqliteWorkerLoop.toString()})(require, data, ${sqliteOperationsSource("require", "data")}, () => undefined);\n` +
+  `  try {\n    (${sqliteWorkerLoop.toString()})(require, data, ${sqliteOperationsSource("require", "data")});\n` +
   `  } catch (error) {\n    const signal = new Int32Array(data.signal);\n` +
   `    Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n    Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n    throw error;\n  }\n}\n` +
   'threads.workerData.pool.on("message", serve);\n' +
