@@ -11,6 +11,8 @@
       });
       inspector.renderRuns();
       inspector.renderSelectedRun();
+      // "live" once the table shows the feed's snapshot, not when the headers arrive: until then it shows nothing current.
+      inspector.$("connection").textContent = "live";
     } else if (name === "run") {
       var before = state.runs.get(message.run.runId);
       state.runs.set(message.run.runId, message.run);
@@ -41,7 +43,6 @@
           return;
         }
         if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
-        inspector.$("connection").textContent = "live";
         var reader = response.body.getReader();
         var decoder = new TextDecoder();
         var buffer = "";
