@@ -136,7 +136,7 @@ export function createServer(options: CreateServerOptions): Hono {
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const report = options.onInternalError ?? reportToStderr;
-  const state: ServerState = { runs: new Map(), store, ownsStore, closing: false, entries, reach: policy };
+  const state: ServerState = { runs: new Map(), store, ownsStore, closing: false, ending: new AbortController(), entries, reach: policy };
   const app = new Hono();
   registerState(app, state);
 
@@ -209,7 +209,7 @@ export function createServer(options: CreateServerOptions): Hono {
   // Approvals over HTTP, the runs feed and the Inspector page (live-routes.ts).
   // Before the in-process approvals route: a background run's answer goes to whichever process executes it.
   mountBackgroundApprovalRoute(app, { who, queue, read, maxBodyBytes });
-  const feed = mountLiveRoutes(app, { who, store, maxBodyBytes, heartbeatMs, approvalTimeoutMs: options.approvalTimeoutMs, inspector: options.inspector });
+  const feed = mountLiveRoutes(app, { who, store, maxBodyBytes, heartbeatMs, approvalTimeoutMs: options.approvalTimeoutMs, inspector: options.inspector, ending: state.ending.signal });
 
   const kit: RouteKit = { entries, store, policy, state, maxBodyBytes, heartbeatMs, queue, keys: options.auth?.keys, feed, report, who, fail, read, admit, capped, fly, badRunId };
   mountAgentRunRoute(app, kit);
@@ -263,7 +263,7 @@ export function createServer(options: CreateServerOptions): Hono {
   });
 
   // After GET /v1/runs/events (live-routes.ts), which this pattern would otherwise match.
-  mountRunRoute(app, { who, queue, store, read });
+  mountRunRoute(app, { who, queue, store, read, ending: state.ending.signal });
 
   return app;
 }

@@ -18,6 +18,8 @@ export interface LiveRoutesOptions {
   readonly heartbeatMs: number;
   readonly approvalTimeoutMs: unknown;
   readonly inspector: unknown;
+  /** The server's: aborted when it closes, ending the runs feed's streams. */
+  readonly ending: AbortSignal;
 }
 
 /**
@@ -37,7 +39,7 @@ export function mountLiveRoutes(app: Hono, options: LiveRoutesOptions): RunFeed 
 
   app.get("/v1/runs/events", async (c) => {
     const caller = await who(c, "read");
-    return sseResponse(c, options.heartbeatMs, (send) => feed.subscribe(caller, send));
+    return sseResponse(c, options.heartbeatMs, options.ending, (send) => feed.subscribe(caller, send));
   });
 
   app.get("/v1/runs/:id/approvals", async (c) => {
@@ -73,10 +75,11 @@ export function mountLiveRoutes(app: Hono, options: LiveRoutesOptions): RunFeed 
 /**
  * An SSE response fed by `subscribe` (which returns its unsubscribe): each
  * message as an event named after its `type`, heartbeat comments, and
- * nothing written after the client hangs up.
+ * nothing written after the client hangs up. Ends when `ending` aborts
+ * (its server is closing).
  * @internal
  */
-export function sseResponse(c: HonoContext, heartbeatMs: number, subscribe: (send: (message: RunFeedMessage) => void) => () => void): Response {
+export function sseResponse(c: HonoContext, heartbeatMs: number, ending: AbortSignal, subscribe: (send: (message: RunFeedMessage) => void) => () => void): Response {
   const encoder = new TextEncoder();
   let stop = () => undefined as unknown;
   const stream = new ReadableStream<Uint8Array>({
@@ -94,12 +97,23 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, subscribe: (sen
       const heartbeat = setInterval(() => write(": heartbeat\n\n"), heartbeatMs);
       heartbeat.unref?.();
       const unsubscribe = subscribe((message) => write(`event: ${message.type}\ndata: ${jsonOf(message)}\n\n`));
+      const unwatch: Array<() => void> = [];
+      let stopped = false;
       stop = () => {
+        if (stopped) return;
+        stopped = true;
         open = false;
         clearInterval(heartbeat);
         unsubscribe();
+        for (const leave of unwatch.splice(0)) leave();
+        try {
+          sink.close();
+        } catch {
+          /* the client is gone */
+        }
       };
-      whenAborted(c.req.raw.signal, () => stop());
+      // The client hanging up, or the server closing; a signal already aborted stops it at once.
+      for (const signal of [c.req.raw.signal, ending]) if (!stopped) unwatch.push(whenAborted(signal, () => stop()));
     },
     cancel() {
       stop();

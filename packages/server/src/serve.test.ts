@@ -3,6 +3,7 @@ import { createServer } from "./create-server";
 import { serve, type RunningServer } from "./serve";
 import { entries } from "./__fixtures__/agents";
 import { withUnsignedPolicyHeaders } from "./__fixtures__/unsigned-headers";
+import type { BackgroundQueue } from "./background/background-queue";
 
 withUnsignedPolicyHeaders();
 
@@ -106,6 +107,47 @@ describe("graceful shutdown", () => {
     // the store given to the server is still open
     expect(store.hasSession("quick")).toBe(true);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe("graceful shutdown of the streams that only watch", () => {
+  it("close() ends the runs feed and a background run's event stream once no run is in flight, without waiting the grace period for them", async () => {
+    // A background run that stays running: its event stream would follow it for ever.
+    const runId = "3d6f0a52-8c1e-4b7a-9f20-5e4c1d2b7a90";
+    const job = { runId, entry: "research", args: ["x"], sessionId: "s1", storedSessionId: "s1", owner: "", budget: { depth: 2 } };
+    const queue: BackgroundQueue = {
+      send: async () => undefined,
+      get: async () => ({ job, state: "running" }),
+      work: async () => undefined,
+      stop: async () => undefined,
+      channel: { append: async () => undefined, read: async () => [], follow: () => () => undefined, control: async () => true, controlsOf: async () => [], onControl: () => () => undefined, close: async () => undefined },
+    };
+    // A ten-minute grace period: a close() that waited it for the streams would outlast the test's timeout.
+    const server = await serve({ app: createServer({ entries, store: new InMemorySessionStore(), queue }), port: 0, graceMs: 600_000 });
+    const feed = await fetch(`${server.url}/v1/runs/events`, { headers: { accept: "text/event-stream" } });
+    const follow = await fetch(`${server.url}/v1/runs/${runId}/events`);
+    expect([feed.status, follow.status]).toEqual([200, 200]);
+    const [feedText, followText] = [feed.text(), follow.text()];
+    await server.close();
+    // Each stream ended cleanly (no run-end: the run goes on; a client reconnects elsewhere with Last-Event-ID).
+    expect(parseSse(await feedText).map((frame) => frame.event)).toEqual(["snapshot"]);
+    expect(parseSse(await followText).filter((frame) => frame.event !== undefined)).toEqual([]);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it("a run that close() cancels shows on the runs feed as cancelled before the feed ends", async () => {
+    const server = await serve({ app: createServer({ entries, store: new InMemorySessionStore() }), port: 0, graceMs: 100 });
+    const feed = await fetch(`${server.url}/v1/runs/events`, { headers: { accept: "text/event-stream" } });
+    const feedText = feed.text();
+    const inFlight = async () => ((await (await fetch(`${server.url}/healthz`)).json()) as { runs: number }).runs;
+    const stuck = run(server, { entry: "nap", args: [600_000], sessionId: "stuck" }, { "x-run-id": "run-stuck-at-close" });
+    while ((await inFlight()) < 1) await new Promise((r) => setTimeout(r, 5));
+    await server.close();
+    expect(await (await stuck).json()).toMatchObject({ status: "cancelled" });
+    const runs = parseSse(await feedText)
+      .filter((frame) => frame.event === "run")
+      .map((frame) => (JSON.parse(frame.data!) as { run: { runId: string; status: string } }).run);
+    expect(runs.at(-1)).toMatchObject({ runId: "run-stuck-at-close", status: "cancelled" });
   });
 });
 

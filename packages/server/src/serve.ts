@@ -93,8 +93,10 @@ export interface RunningServer {
   /**
    * Stops accepting connections (new runs get 503), waits up to `graceMs`
    * for runs in flight, cancels the rest, marks the store's running nodes
-   * `interrupted`, flushes it, and closes only what the server opened
-   * (its default in-memory store).
+   * `interrupted`, flushes it, ends the event streams that only watch (the
+   * runs feed, a background run's events), closes each connection once it
+   * is idle (every one after another `graceMs`), and closes only what the
+   * server opened (its default in-memory store).
    */
   close(): Promise<void>;
 }
@@ -147,14 +149,19 @@ function listen(app: Hono, options: ListenOptions): Promise<RunningServer> {
               state.store.interruptRunning();
               state.store.flush();
             }
-            // The cancelled runs' answers are written within a few ticks; then idle keep-alive
-            // connections are closed, and after another grace period every connection.
+            // The cancelled runs' answers (and their last feed events) are written within a few ticks; then the
+            // streams that only watch end, each connection closes once it is idle, and after another grace period
+            // every connection.
             await new Promise((r) => setTimeout(r, 20));
+            state?.ending.abort();
             const http = server as Partial<Pick<HttpServer, "closeIdleConnections" | "closeAllConnections">>;
             http.closeIdleConnections?.();
+            const idle = setInterval(() => http.closeIdleConnections?.(), 25);
+            idle.unref();
             const forced = setTimeout(() => http.closeAllConnections?.(), graceMs);
             forced.unref();
             await stopped;
+            clearInterval(idle);
             clearTimeout(forced);
             if (state?.ownsStore === true) state.store.close();
           })()),

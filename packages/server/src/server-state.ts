@@ -8,6 +8,12 @@ export interface ServerState {
   readonly store: SessionStoreLike;
   readonly ownsStore: boolean;
   closing: boolean;
+  /**
+   * Aborted by `close()` once no run is in flight: the event streams that
+   * only watch (the runs feed, a background run's events) end on it rather
+   * than hold the server's close for the grace period.
+   */
+  readonly ending: AbortController;
   /** For resuming interrupted runs when the server starts. */
   readonly entries: Entries;
   readonly reach: ReachPolicy;

@@ -69,10 +69,17 @@ export async function enqueueRun(
  */
 export function mountRunRoute(
   app: Hono,
-  options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; store: SessionStoreLike; read: <R>(fn: () => R | Promise<R>) => Promise<R> },
+  options: {
+    who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>;
+    queue: BackgroundQueue | undefined;
+    store: SessionStoreLike;
+    read: <R>(fn: () => R | Promise<R>) => Promise<R>;
+    /** The server's: aborted when it closes, ending `GET /v1/runs/:id/events` streams. */
+    ending: AbortSignal;
+  },
 ): void {
-  const { who, queue, store, read } = options;
-  mountRunEventsRoute(app, { who, queue, read });
+  const { who, queue, store, read, ending } = options;
+  mountRunEventsRoute(app, { who, queue, read, ending });
   app.get("/v1/runs/:id", async (c) => {
     const caller = await who(c, "read");
     const id = c.req.param("id");

@@ -18,12 +18,20 @@ const ENDED = new Set(["completed", "error", "cancelled"]);
  * from any instance — first those recorded so far (from the start, or after
  * the `Last-Event-ID` the client saw), then live ones as the worker
  * executing the run records them (woken by `NOTIFY`), each with its `id:`
- * (the run's event sequence), until the closing `event: run-end`. Another
+ * (the run's event sequence), until the closing `event: run-end` (or its
+ * server closes: the stream ends, and the client reconnects with
+ * `Last-Event-ID`). Another
  * key's run is a 404; a server whose queue has no channel answers 501.
  */
 export function mountRunEventsRoute(
   app: Hono,
-  options: { who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>; queue: BackgroundQueue | undefined; read: <R>(fn: () => R | Promise<R>) => Promise<R> },
+  options: {
+    who: (c: HonoContext, scope: ApiKeyScope) => Promise<Caller>;
+    queue: BackgroundQueue | undefined;
+    read: <R>(fn: () => R | Promise<R>) => Promise<R>;
+    /** The server's: aborted when it closes, ending the stream (a client reconnects with `Last-Event-ID`). */
+    ending: AbortSignal;
+  },
 ): void {
   const { who, queue, read } = options;
   app.get("/v1/runs/:id/events", async (c) => {
@@ -42,7 +50,7 @@ export function mountRunEventsRoute(
       throw new RequestError("invalid_body", `Last-Event-ID must be the id of an event this stream sent (a whole number), got '${bounded(header)}'`);
     }
     const after = header === undefined ? 0 : Number(header.trim());
-    return followRun(c, channel, () => read(() => queue.get(id)), id, after);
+    return followRun(c, channel, () => read(() => queue.get(id)), id, after, options.ending);
   });
 }
 
@@ -53,7 +61,7 @@ export function mountRunEventsRoute(
  * stream's `pull`): a client that reads nothing holds at most a batch or
  * two of a long run's log in this server, not all of it.
  */
-function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<BackgroundRunRecord | undefined>, runId: string, after: number): Response {
+function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<BackgroundRunRecord | undefined>, runId: string, after: number, ending: AbortSignal): Response {
   const encoder = new TextEncoder();
   let stop = (): void => undefined;
   let pulled: (() => void) | undefined;
@@ -92,11 +100,13 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
       const unfollow = channel.follow(runId, () => wake?.());
       const heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
       heartbeat.unref?.();
+      const unwatch: Array<() => void> = [];
       stop = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
         unfollow();
+        for (const leave of unwatch.splice(0)) leave();
         wake?.();
         pulled?.();
         try {
@@ -105,7 +115,8 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
           /* the client is gone */
         }
       };
-      whenAborted(c.req.raw.signal, () => stop());
+      // The client hanging up, or the server closing (the run goes on: a client reconnects with Last-Event-ID).
+      for (const signal of [c.req.raw.signal, ending]) if (open) unwatch.push(whenAborted(signal, () => stop()));
       void (async () => {
         let woken = true;
         while (open) {
