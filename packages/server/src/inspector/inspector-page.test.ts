@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchHeadlessChromium } from "../__fixtures__/headless-chromium";
 import { InMemorySessionStore, ReachPolicy, SessionStore, type SessionStoreLike } from "rein";
 import { createServer } from "../create-server";
 import { InMemoryApiKeyStore } from "../auth";
@@ -26,10 +27,7 @@ let page: Page;
 let pageErrors: string[];
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
+  browser = await launchHeadlessChromium();
   mkdirSync(ARTIFACTS, { recursive: true });
 });
 beforeEach(() => (pageErrors = []));

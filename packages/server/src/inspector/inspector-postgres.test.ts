@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchHeadlessChromium } from "../__fixtures__/headless-chromium";
 import { Agent, Context, Runtime, ScriptedProvider, step } from "rein";
 import { PostgresSessionStore } from "@rein/store-postgres";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../../../store-postgres/src/__fixtures__/embedded-postgres";
@@ -82,10 +83,7 @@ describe("rein inspect postgres://… (embedded PostgreSQL, headless Chromium)",
     }
     const [, pageUrl] = line;
 
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-    });
+    browser = await launchHeadlessChromium();
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     const pageErrors: string[] = [];
     page.on("pageerror", (error) => pageErrors.push(error.message));

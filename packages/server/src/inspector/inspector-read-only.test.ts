@@ -1,4 +1,5 @@
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchHeadlessChromium } from "../__fixtures__/headless-chromium";
 import { Agent, Context, InMemorySessionStore, Runtime, ScriptedProvider } from "rein";
 import { serve, type RunningServer } from "../serve";
 import { createInspector } from "./create-inspector";
@@ -21,10 +22,7 @@ beforeAll(async () => {
   await new Writer({ context: Context.forSession(store, "essay") }).draft("rivers");
   writeLargeSession(store, "big", 10_000);
   server = await serve({ app: createInspector({ store }), resumeInterrupted: false, warn: () => undefined });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
+  browser = await launchHeadlessChromium();
 });
 afterAll(async () => {
   await browser?.close();
