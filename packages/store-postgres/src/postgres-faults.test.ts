@@ -9,6 +9,7 @@ import { SessionNodeConflictError, SessionSchemaVersionError, SessionStoreBusyEr
 import { PostgresSessionStore } from "./postgres-session-store";
 import { PostgresAuthenticationError, PostgresConnectionError, PostgresForeignSchemaError, PostgresSchemaVersionError } from "./postgres-errors";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
+import { startStaleConnectionProxy } from "./__fixtures__/stale-connection-proxy";
 
 let server: EmbeddedPostgresServer | undefined;
 let admin: Client | undefined;
@@ -113,24 +114,49 @@ describe("connection faults", () => {
     expect((error as Error).message).toMatch(/does not exist.*CREATE DATABASE/);
   });
 
-  it("after the server ends the store's connection (pg_terminate_backend), the next call works or fails typed, and the one after works", async () => {
+  it("after the server ends the store's connection (pg_terminate_backend), the next call works, at once", async () => {
     const store = open({ application: "rein-terminated" });
     try {
       store.createSession("s");
       store.commit("s", [append("a")]);
       const terminated = await admin!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'rein-terminated'");
       expect(terminated.rowCount).toBe(1);
-      let next: unknown;
-      try {
-        store.commit("s", [append("b", null, "a")]);
-      } catch (error) {
-        next = error;
-      }
-      if (next !== undefined) expect(PostgresConnectionError.isInstance(next)).toBe(true);
-      store.commit("s", [append("b", null, "a"), append("c", null, "b")]);
+      // Whether or not the store has heard of the end yet: a BEGIN on the ended connection is sent again on a new one.
+      store.commit("s", [append("b", null, "a")]);
+      store.commit("s", [append("c", null, "b")]);
       expect(store.readNodes("s").map((node) => node.id)).toEqual(["a", "b", "c"]);
     } finally {
       store.close();
+    }
+  });
+
+  it("connections gone stale while idle (the server restarted, the client not told) are replaced: the next call succeeds, on the store's own connection and on its pool", async () => {
+    // Every connection goes through a proxy that can end the server side of those open, unknown to the client.
+    const proxy = await startStaleConnectionProxy(server!.port);
+    const store = new PostgresSessionStore({
+      pool: { host: "127.0.0.1", port: proxy.port, user: server!.user, password: server!.password, database: server!.database },
+      schema: freshSchemaName(),
+      shutdownFlush: false,
+      asyncWrites: { poolSize: 2 },
+    });
+    try {
+      store.createSession("s");
+      store.commit("s", [append("a")]);
+      await store.commitAsync!("s", [append("b", null, "a")]);
+      // The store's own connection and the pool's, idle now.
+      expect(await proxy.staleAll()).toBeGreaterThanOrEqual(2);
+      store.commit("s", [append("c", null, "b")]);
+      await store.commitAsync!("s", [append("d", null, "c")]);
+      await proxy.staleAll();
+      // A pooled read in a transaction (readNodes), and a single pooled statement (readAncestry).
+      expect((await store.asyncReads!.readNodes("s")).map((node) => node.id)).toEqual(["a", "b", "c", "d"]);
+      await proxy.staleAll();
+      expect((await store.asyncReads!.readAncestry("s", "d")).map((node) => node.id)).toEqual(["a", "b", "c", "d"]);
+      await proxy.staleAll();
+      expect(store.readNodes("s")).toHaveLength(4);
+    } finally {
+      store.close();
+      await proxy.close();
     }
   });
 

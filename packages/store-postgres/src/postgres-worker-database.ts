@@ -45,9 +45,15 @@ export interface PostgresWorkerDatabase {
   isCurrent(c: PostgresWorkerClient): boolean;
   /** Runs one statement on `c`, rows as arrays; prepared once per connection. */
   query(c: PostgresWorkerClient, text: string, values?: readonly unknown[]): Promise<PostgresQueryResult>;
-  /** One statement on the store's connection, outside a transaction. */
+  /**
+   * One statement on the store's connection (a pooled one in pool mode), outside a transaction. It must be safe to
+   * run twice (a read, or an update that sets a value): one whose connection turns out dead is run again on a new one.
+   */
   run(text: string, values?: readonly unknown[]): Promise<PostgresQueryResult>;
-  /** Runs `work` in a transaction, closed (committed or rolled back) before this returns. */
+  /**
+   * Runs `work` in a transaction, closed (committed or rolled back) before this returns. A `BEGIN` that finds its
+   * connection dead is sent again on a new one.
+   */
   transaction<T>(work: (c: PostgresWorkerClient) => Promise<T>, isolation?: string): Promise<T>;
   /** Ends the connection; every later request fails as closed. */
   close(): Promise<void>;
@@ -198,8 +204,11 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
    */
   async function transaction<T>(work: (c: Client) => Promise<T>, isolation = ""): Promise<T> {
     if (pool !== undefined) return pooledTransaction(pool, work, isolation);
-    const c = await connection();
-    await query(c, `BEGIN${isolation}`);
+    const c = await onLiveConnection(async () => {
+      const current = await connection();
+      await query(current, `BEGIN${isolation}`);
+      return current;
+    });
     try {
       const result = await work(c);
       await query(c, "COMMIT");
@@ -216,12 +225,44 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     }
   }
 
+  type PooledClient = Client & { release(error?: Error | boolean): void };
+
+  /**
+   * Runs `attempt` (a transaction's BEGIN, or one statement that is safe to
+   * run twice) and, when it fails because its connection was already dead
+   * — the server restarted, or a proxy cut an idle connection, and the
+   * client was not told (or not yet) — once more: the dead connection was
+   * dropped, so the second attempt connects anew. Nothing ran on the dead
+   * one. A server that is down fails the second attempt too, typed as before.
+   */
+  async function onLiveConnection<T>(attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!connectionLost(error)) throw error;
+      return attempt();
+    }
+  }
+
+  /** A client of the pool that has begun a transaction; a dead one is ended and another taken. */
+  function pooledBegin(from: import("pg").Pool, isolation: string): Promise<PooledClient> {
+    return onLiveConnection(async () => {
+      const c = (await from.connect()) as unknown as PooledClient;
+      try {
+        await query(c, `BEGIN${isolation}`);
+      } catch (error) {
+        c.release(connectionLost(error) ? true : undefined);
+        throw error;
+      }
+      return c;
+    });
+  }
+
   /** {@link transaction} on a client of the pool, released (ended when its connection failed) before this returns. */
   async function pooledTransaction<T>(from: import("pg").Pool, work: (c: Client) => Promise<T>, isolation: string): Promise<T> {
-    const c = (await from.connect()) as unknown as Client & { release(error?: Error | boolean): void };
+    const c = await pooledBegin(from, isolation);
     let unusable = false;
     try {
-      await query(c, `BEGIN${isolation}`);
       const result = await work(c);
       await query(c, "COMMIT");
       return result;
@@ -236,7 +277,7 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
 
   /** One statement on a client of the pool, released (ended when its connection failed) before this returns. */
   async function pooledQuery(from: import("pg").Pool, text: string, values: readonly unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
-    const c = (await from.connect()) as unknown as Client & { release(error?: Error | boolean): void };
+    const c = (await from.connect()) as unknown as PooledClient;
     let unusable = false;
     try {
       return await query(c, text, values);
@@ -257,7 +298,9 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     query,
     // Pooled (the asynchronous path): a client of the pool per statement, never the store's own connection, which
     // holds the liveness lock the synchronous path already holds (taking it again would wait out lock_timeout).
-    run: async (text, values = []) => (pool === undefined ? query(await connection(), text, values) : pooledQuery(pool, text, values)),
+    // A statement given to run is safe to run twice (a read, or an update that sets a value): one whose connection
+    // turns out dead is run once more on a new one (onLiveConnection).
+    run: (text, values = []) => onLiveConnection(async () => (pool === undefined ? query(await connection(), text, values) : pooledQuery(pool, text, values))),
     transaction,
     async close(): Promise<void> {
       closed = true;
