@@ -78,7 +78,11 @@ interface ToolCallInProgress {
  * in one chunk instead). Only a stream whose choice sent a `finish_reason`
  * makes a turn (the SDK reads `[DONE]` itself and does not pass it on); the
  * usage chunk that follows it is optional, since some OpenAI-compatible
- * servers ignore `stream_options.include_usage`.
+ * servers ignore `stream_options.include_usage`. A turn whose stream
+ * reported no usage at all carries an estimate (4 characters a token: the
+ * request sent, and the text and tool calls that came back), so the reach
+ * budget and the spend caps are charged something like what the server
+ * billed, never nothing.
  */
 export class ChatStreamAssembler {
   private text = "";
@@ -89,6 +93,9 @@ export class ChatStreamAssembler {
   private usageReported = false;
   private model: string | undefined;
   private chunks = 0;
+
+  /** @param inputEstimate the input tokens the request is reckoned at, for a stream that reports no usage. */
+  constructor(private readonly inputEstimate = 0) {}
 
   /**
    * The counts the stream reported so far, or undefined when no chunk had
@@ -163,8 +170,15 @@ export class ChatStreamAssembler {
     return {
       content,
       stopReason: this.refusal !== "" ? "refusal" : toStopReason(this.finishReason),
-      usage: this.usage,
+      usage: this.usageReported ? this.usage : this.estimatedUsage(),
       model: this.model,
     };
+  }
+
+  /** What a stream that reported no usage is reckoned at: 4 characters a token. */
+  private estimatedUsage(): Usage {
+    let written = this.text.length + this.refusal.length;
+    for (const call of this.toolCalls.values()) written += call.name.length + call.arguments.length;
+    return { inputTokens: this.inputEstimate, outputTokens: Math.ceil(written / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
   }
 }

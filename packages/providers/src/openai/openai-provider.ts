@@ -153,23 +153,31 @@ export class OpenAIProvider implements ModelProvider {
    */
   async *stream(request: ModelRequest, options: ModelCallOptions = {}): AsyncIterable<ModelStreamEvent> {
     const call = this.startCall(options);
-    const assembler = this.api === "responses" ? new ResponsesStreamAssembler() : new ChatStreamAssembler();
+    let assembler: ResponsesStreamAssembler | ChatStreamAssembler | undefined;
     let response: ModelResponse;
     try {
-      response = yield* assembler instanceof ResponsesStreamAssembler ? this.streamResponses(request, call, assembler) : this.streamChat(request, call, assembler);
+      if (this.api === "responses") {
+        assembler = new ResponsesStreamAssembler();
+        response = yield* this.streamResponses(request, call, assembler);
+      } else {
+        const chat = toChatParams(request, this.modelId);
+        // A chat stream that reports no usage is reckoned at the size of what was sent (4 characters a token), not at nothing.
+        assembler = new ChatStreamAssembler(Math.ceil(JSON.stringify(chat).length / 4));
+        response = yield* this.streamChat(chat, call, assembler);
+      }
       // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
       call.throwIfAborted();
     } catch (error) {
       // Usage the stream reported before it failed is billed: it stays on the error.
-      throw call.failure(error, assembler.reportedUsage());
+      throw call.failure(error, assembler?.reportedUsage());
     } finally {
       call.close();
     }
     yield { type: "response", response };
   }
 
-  private async *streamChat(request: ModelRequest, call: ProviderCall, assembler: ChatStreamAssembler) {
-    const params = { ...toChatParams(request, this.modelId), stream: true as const, stream_options: { include_usage: true } };
+  private async *streamChat(chat: ReturnType<typeof toChatParams>, call: ProviderCall, assembler: ChatStreamAssembler) {
+    const params = { ...chat, stream: true as const, stream_options: { include_usage: true } };
     const chunks = await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions));
     for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
     call.throwIfAborted();

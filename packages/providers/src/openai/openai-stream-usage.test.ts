@@ -6,7 +6,7 @@
  * more (usage on every chat chunk, usage in `response.failed`), and that is
  * on the error as `reportedUsage`, for the runtime to charge.
  */
-import { ProviderError, RateLimitError, type ModelRequest } from "@rein/core";
+import { Agent, ProviderError, RateLimitError, Runtime, currentReach, withReachBudget, type ModelRequest, type ModelResponse, type ModelStreamEvent } from "@rein/core";
 import { collectStream, failureOf, readFixture, useFixtureServer } from "../__fixtures__/fixture-server";
 import { firstUserTurn, system } from "../__fixtures__/weather-conversation";
 import { OpenAIProvider } from "./openai-provider";
@@ -60,5 +60,43 @@ describe("OpenAI stream usage when the stream fails", () => {
       expect(error).toBeInstanceOf(RateLimitError);
       expect((error as RateLimitError).reportedUsage).toBeUndefined();
     }
+  });
+});
+
+describe("OpenAI chat stream from a server that reports no usage (ignores stream_options.include_usage)", () => {
+  /** The fixture stream without its usage chunk: every chunk has usage null, none has counts. */
+  const withoutUsage = () => readFixture(__dirname, "chat-stream-text.sse").replace(/^data: \{[^\n]*"choices":\[\],"usage":\{[^\n]*\n\n/m, "");
+
+  /** What the estimate of a request sent as `body` is: the chat parameters (no stream fields), 4 characters a token. */
+  function inputEstimateOf(body: Record<string, unknown>): number {
+    const { stream: _stream, stream_options: _options, ...chat } = body;
+    return Math.ceil(JSON.stringify(chat).length / 4);
+  }
+
+  it("the turn carries an estimate, 4 characters a token — the request sent, and the text that came back — not zero", async () => {
+    expect(withoutUsage()).not.toMatch(/prompt_tokens/);
+    server().reply({ sse: withoutUsage() });
+    const events = await collectStream(provider("chat").stream(request));
+    const { response } = events.at(-1) as Extract<ModelStreamEvent, { type: "response" }>;
+    const text = events.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
+    expect(text.length).toBeGreaterThan(0);
+    expect((response as ModelResponse).usage).toEqual({
+      inputTokens: inputEstimateOf(server().requests[0]!.body as Record<string, unknown>),
+      outputTokens: Math.ceil(text.length / 4),
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    });
+  });
+
+  it("an agent's run under a reach token budget is charged that estimate (before, nothing: maxTokens never stopped such a server)", async () => {
+    server().reply({ sse: withoutUsage() });
+    const agent = new Agent({ runtime: new Runtime({ provider: provider("chat") }) });
+    const { result, used } = await withReachBudget({ depth: 5, tokens: 100_000 }, async () => {
+      const run = agent.stream("Weather in Paris?");
+      return { result: await run.result, used: currentReach()!.tokens.used };
+    });
+    expect(result.status).toBe("completed");
+    expect(used).toBe(result.usage.inputTokens + result.usage.outputTokens);
+    expect(used).toBeGreaterThan(0);
   });
 });
