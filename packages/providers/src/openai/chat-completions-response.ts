@@ -154,6 +154,11 @@ export class ChatStreamAssembler {
     return events;
   }
 
+  /** Whether the choice sent its `finish_reason`: the turn's content is whole, whatever follows. */
+  finished(): boolean {
+    return this.finishReason !== undefined;
+  }
+
   /**
    * The assembled turn, once the stream has ended.
    * @throws `ProviderError` when no `finish_reason` arrived: the stream ended early.

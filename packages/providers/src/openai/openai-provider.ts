@@ -179,7 +179,13 @@ export class OpenAIProvider implements ModelProvider {
   private async *streamChat(chat: ReturnType<typeof toChatParams>, call: ProviderCall, assembler: ChatStreamAssembler) {
     const params = { ...chat, stream: true as const, stream_options: { include_usage: true } };
     const chunks = await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions));
-    for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
+    try {
+      for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
+    } catch (error) {
+      // Broken after the finish_reason (the usage chunk or [DONE] lost): the answer is whole, and a turn failed here
+      // would be paid twice when asked again. Its usage is what was reported, else the estimate.
+      if (!assembler.finished()) throw error;
+    }
     call.throwIfAborted();
     return assembler.finish();
   }

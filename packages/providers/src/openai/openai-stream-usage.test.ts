@@ -88,6 +88,22 @@ describe("OpenAI chat stream from a server that reports no usage (ignores stream
     });
   });
 
+  it("a connection reset after the finish_reason (the usage chunk and [DONE] lost) keeps the whole turn, with the estimate", async () => {
+    const sse = readFixture(__dirname, "chat-stream-text.sse");
+    // Cut (reset) right after the chunk with the finish_reason, before the usage chunk.
+    const finish = sse.indexOf('"finish_reason":"stop"');
+    server().reply({ sse, cutAfterBytes: Buffer.byteLength(sse.slice(0, sse.indexOf("\n\n", finish) + 2), "utf8"), abrupt: true });
+    const events = await collectStream(provider("chat").stream(request));
+    const last = events.at(-1) as Extract<ModelStreamEvent, { type: "response" }>;
+    const text = events.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
+    expect(last.response).toEqual({
+      content: [{ type: "text", text }],
+      stopReason: "end_turn",
+      usage: { inputTokens: inputEstimateOf(server().requests[0]!.body as Record<string, unknown>), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 },
+      model: "test-model",
+    });
+  });
+
   it("an agent's run under a reach token budget is charged that estimate (before, nothing: maxTokens never stopped such a server)", async () => {
     server().reply({ sse: withoutUsage() });
     const agent = new Agent({ runtime: new Runtime({ provider: provider("chat") }) });
