@@ -8,7 +8,7 @@ import { RequestError, bounded } from "./http-error";
 import { readJsonObject } from "./request-body";
 import { safeJson as jsonOf } from "./safe-json";
 import { mountInspector } from "./inspector/inspector-routes";
-import { whenAborted } from "./when-aborted";
+import { whenAnyAborted } from "./when-aborted";
 
 /** What the live routes need of `createServer`. @internal */
 export interface LiveRoutesOptions {
@@ -97,15 +97,15 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, ending: AbortSi
       const heartbeat = setInterval(() => write(": heartbeat\n\n"), heartbeatMs);
       heartbeat.unref?.();
       const unsubscribe = subscribe((message) => write(`event: ${message.type}\ndata: ${jsonOf(message)}\n\n`));
-      const unwatch: Array<() => void> = [];
       let stopped = false;
+      let unwatch = (): void => undefined;
       stop = () => {
         if (stopped) return;
         stopped = true;
         open = false;
         clearInterval(heartbeat);
         unsubscribe();
-        for (const leave of unwatch.splice(0)) leave();
+        unwatch();
         try {
           sink.close();
         } catch {
@@ -113,7 +113,7 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, ending: AbortSi
         }
       };
       // The client hanging up, or the server closing; a signal already aborted stops it at once.
-      for (const signal of [c.req.raw.signal, ending]) if (!stopped) unwatch.push(whenAborted(signal, () => stop()));
+      unwatch = whenAnyAborted([c.req.raw.signal, ending], () => stop());
     },
     cancel() {
       stop();

@@ -14,3 +14,31 @@ export function whenAborted(signal: AbortSignal, react: () => void): () => void 
   signal.addEventListener("abort", react, { once: true });
   return () => signal.removeEventListener("abort", react);
 }
+
+/**
+ * {@link whenAborted} for several signals: runs `react` once, when the first
+ * of them aborts (at once when one already has), and stops listening to all
+ * of them then or when the returned function is called. A stream that ends
+ * when its client hangs up or its server closes listens through here.
+ * @internal
+ */
+export function whenAnyAborted(signals: readonly AbortSignal[], react: () => void): () => void {
+  const leaves: Array<() => void> = [];
+  let done = false;
+  const leave = () => {
+    done = true;
+    for (const stop of leaves.splice(0)) stop();
+  };
+  for (const signal of signals) {
+    if (done) break;
+    leaves.push(
+      whenAborted(signal, () => {
+        if (done) return;
+        leave();
+        react();
+      }),
+    );
+  }
+  if (done) leave();
+  return leave;
+}

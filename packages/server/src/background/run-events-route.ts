@@ -5,7 +5,7 @@ import { RequestError, bounded } from "../http-error";
 import { safeJson } from "../safe-json";
 import type { BackgroundQueue, BackgroundRunRecord } from "./background-queue";
 import type { RunChannel, StoredRunEvent } from "./run-channel";
-import { whenAborted } from "../when-aborted";
+import { whenAnyAborted } from "../when-aborted";
 
 /** How often a follower with nothing new checks the queue (a run that died out of retries writes no closing event). */
 const POLL_MS = 2_000;
@@ -100,13 +100,13 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
       const unfollow = channel.follow(runId, () => wake?.());
       const heartbeat = setInterval(() => write(": heartbeat\n\n"), HEARTBEAT_MS);
       heartbeat.unref?.();
-      const unwatch: Array<() => void> = [];
+      let unwatch = (): void => undefined;
       stop = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
         unfollow();
-        for (const leave of unwatch.splice(0)) leave();
+        unwatch();
         wake?.();
         pulled?.();
         try {
@@ -116,7 +116,7 @@ function followRun(c: HonoContext, channel: RunChannel, state: () => Promise<Bac
         }
       };
       // The client hanging up, or the server closing (the run goes on: a client reconnects with Last-Event-ID).
-      for (const signal of [c.req.raw.signal, ending]) if (open) unwatch.push(whenAborted(signal, () => stop()));
+      unwatch = whenAnyAborted([c.req.raw.signal, ending], () => stop());
       void (async () => {
         let woken = true;
         while (open) {
