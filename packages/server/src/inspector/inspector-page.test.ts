@@ -218,8 +218,11 @@ describe("the Inspector page (headless Chromium)", () => {
     await page.getByRole("button", { name: "Deny", exact: true }).click();
     await page.getByText(/^Denied .*; the resumed turn completed$/).waitFor();
     await runRow("pause", "completed").waitFor();
-    // The model's last answer (its llm node's response) carries the refusal it was sent.
-    await page.getByRole("button", { name: "llm: scripted (completed)", exact: true }).last().click();
+    // The model's last answer (its llm node's response) carries the refusal it was sent. The graph may show the run's
+    // first llm node before the resumed turn's: wait for the second (the tool call, then the answer), then open it.
+    const answer = page.getByRole("button", { name: "llm: scripted (completed)", exact: true }).nth(1);
+    await answer.waitFor();
+    await answer.click();
     await page.getByRole("region", { name: "Node" }).getByText(/was not approved/).first().waitFor();
     expect(deployments).toEqual([]);
   });
