@@ -156,6 +156,7 @@ export class OpenAIProvider implements ModelProvider {
     let assembler: ResponsesStreamAssembler | ChatStreamAssembler | undefined;
     let response: ModelResponse;
     try {
+      // Each checks for an abort when its stream ends (the SDK ends an aborted stream quietly): not a whole turn.
       if (this.api === "responses") {
         assembler = new ResponsesStreamAssembler();
         response = yield* this.streamResponses(request, call, assembler);
@@ -165,8 +166,6 @@ export class OpenAIProvider implements ModelProvider {
         assembler = new ChatStreamAssembler(Math.ceil(JSON.stringify(chat).length / 4));
         response = yield* this.streamChat(chat, call, assembler);
       }
-      // The SDK ends an aborted stream quietly; the caller must not mistake it for a whole turn.
-      call.throwIfAborted();
     } catch (error) {
       // Usage the stream reported before it failed is billed: it stays on the error.
       throw call.failure(error, assembler?.reportedUsage());
@@ -182,11 +181,12 @@ export class OpenAIProvider implements ModelProvider {
     try {
       for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
     } catch (error) {
-      // Broken after the finish_reason (the usage chunk or [DONE] lost): the answer is whole, and a turn failed here
-      // would be paid twice when asked again. Its usage is what was reported, else the estimate.
-      if (!assembler.finished()) throw error;
+      // Broken, or silent past a limit, after the finish_reason (the usage chunk or [DONE] lost): the answer is whole,
+      // and a turn failed here would be paid twice when asked again. Its usage is what was reported, else the
+      // estimate. The caller's own abort still ends it.
+      if (!assembler.finished() || call.abortedByCaller()) throw error;
     }
-    call.throwIfAborted();
+    if (!assembler.finished() || call.abortedByCaller()) call.throwIfAborted();
     return assembler.finish();
   }
 

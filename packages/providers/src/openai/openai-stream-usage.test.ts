@@ -104,6 +104,31 @@ describe("OpenAI chat stream from a server that reports no usage (ignores stream
     });
   });
 
+  it("a server that goes silent after the finish_reason keeps the whole turn once idleTimeoutMs passes; a caller's abort there still ends it", async () => {
+    const sse = readFixture(__dirname, "chat-stream-text.sse");
+    const afterFinish = Buffer.byteLength(sse.slice(0, sse.indexOf("\n\n", sse.indexOf('"finish_reason":"stop"')) + 2), "utf8");
+    const silent = () => new OpenAIProvider("test-model", { api: "chat", apiKey: "test-key", baseURL: `${server().url}/v1`, maxRetries: 0, idleTimeoutMs: 300 });
+    server().reply({ sse, stallAfterBytes: afterFinish });
+    const events = await collectStream(silent().stream(request));
+    expect(events.at(-1)).toMatchObject({ type: "response", response: { stopReason: "end_turn", content: [{ type: "text" }] } });
+    // The caller aborts while the server is silent after the finish_reason: its reason, not a turn.
+    server().reply({ sse, stallAfterBytes: afterFinish });
+    const controller = new AbortController();
+    const reason = new Error("caller stopped");
+    const stream = silent().stream(request, { signal: controller.signal });
+    const seen: ModelStreamEvent[] = [];
+    const failure = failureOf(
+      (async () => {
+        for await (const event of stream) {
+          seen.push(event);
+          if (event.type === "text-delta" && seen.filter((item) => item.type === "text-delta").length === 1) setTimeout(() => controller.abort(reason), 100);
+        }
+      })(),
+    );
+    expect(await failure).toBe(reason);
+    expect(seen.some((event) => event.type === "response")).toBe(false);
+  });
+
   it("an agent's run under a reach token budget is charged that estimate (before, nothing: maxTokens never stopped such a server)", async () => {
     server().reply({ sse: withoutUsage() });
     const agent = new Agent({ runtime: new Runtime({ provider: provider("chat") }) });

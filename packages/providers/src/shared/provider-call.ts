@@ -191,6 +191,11 @@ export class ProviderCall {
     this.signal.throwIfAborted();
   }
 
+  /** Whether the caller aborted the call (not one of its own limits: `timeoutMs`, `idleTimeoutMs`). */
+  abortedByCaller(): boolean {
+    return this.signal.aborted && this.signal.reason !== this.limitReached;
+  }
+
   /**
    * What the call rejects with: the caller's abort reason or the
    * {@link ProviderTimeoutError} when the call was aborted, else the typed,
