@@ -32,9 +32,12 @@ export class ProviderError extends SystemFailureError {
   /**
    * Token counts the provider reported for this request before it failed —
    * a stream that broke, went silent or sent an error event after its start
-   * event had counted the input — or undefined when it reported none. The
-   * provider bills them, so the runtime charges them to the run (its usage,
-   * reach budget and spend caps) although no answer came.
+   * event had counted the input — or undefined when it reported none. Where
+   * the stream showed more than its counts (text streamed past Anthropic's
+   * 1-token `message_start` count), or a chat stream was cut after it began
+   * without counts, the adapter fills in an estimate (4 characters a token).
+   * The provider bills them, so the runtime charges them to the run (its
+   * usage, reach budget and spend caps) although no answer came.
    */
   readonly reportedUsage: PricedUsage | undefined;
 

@@ -138,10 +138,17 @@ export class AnthropicStreamAssembler {
   /**
    * The counts the stream reported so far (`message_start`'s, updated by
    * any `message_delta`), or undefined before `message_start`: what the
-   * provider bills for a stream that fails before its end.
+   * provider bills for a stream that fails before its end. `message_start`
+   * counts 1 output token; when more was streamed than the counts say, the
+   * output is raised to an estimate of what streamed (4 characters a token),
+   * since the provider bills what it wrote.
    */
   reportedUsage(): Usage | undefined {
-    return this.started ? toUsage(this.usage) : undefined;
+    if (!this.started) return undefined;
+    let streamed = 0;
+    for (const block of this.blocks.values()) streamed += block.type === "text" ? block.text.length : block.json.length;
+    const usage = toUsage(this.usage);
+    return { ...usage, outputTokens: Math.max(usage.outputTokens, Math.ceil(streamed / 4)) };
   }
 
   /** Takes one server-sent event and returns the Rein events it produces. */

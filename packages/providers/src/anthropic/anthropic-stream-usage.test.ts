@@ -23,6 +23,11 @@ const streamedText = "Paris will be sunny, around 21°C.";
 const messageDelta = '"usage":{"output_tokens":14}';
 /** What messages-stream-text.sse's message_start reports: 30 uncached + 1,800 cache-read input tokens, 1 output token. */
 const startUsage = { inputTokens: 1830, outputTokens: 1, cachedInputTokens: 1800, cacheCreationInputTokens: 0 };
+/**
+ * What a stream cut after its text is charged: message_start's counts, its 1 output token raised to an estimate of
+ * the text that streamed (4 characters a token), which the provider wrote and bills.
+ */
+const cutUsage = { ...startUsage, outputTokens: Math.ceil(streamedText.length / 4) };
 
 function textStream(): string {
   return readFixture(__dirname, "messages-stream-text.sse");
@@ -76,22 +81,22 @@ describe("Anthropic stream usage", () => {
   it.each([
     ["closed cleanly", false],
     ["reset", true],
-  ])("a connection %s after message_start and the text deltas fails as ended early, with message_start's usage on the error", async (_label, abrupt) => {
+  ])("a connection %s after message_start and the text deltas fails as ended early, with message_start's usage on the error, output raised to what streamed", async (_label, abrupt) => {
     const { sse, bytes } = cutAfterDeltas();
     server().reply({ sse, cutAfterBytes: bytes, abrupt });
     const error = await failureOf(collectStream(provider().stream(request)));
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).message).toMatch(/^anthropic stream ended early: /);
-    expect((error as ProviderError).reportedUsage).toEqual(startUsage);
+    expect((error as ProviderError).reportedUsage).toEqual(cutUsage);
   });
 
-  it("a stream that goes silent after message_start fails with ProviderTimeoutError carrying message_start's usage", async () => {
+  it("a stream that goes silent after message_start fails with ProviderTimeoutError carrying message_start's usage, output raised to what streamed", async () => {
     const { sse, bytes } = cutAfterDeltas();
     server().reply({ sse, stallAfterBytes: bytes });
     const error = await failureOf(collectStream(provider({ idleTimeoutMs: 200 }).stream(request)));
     expect(error).toBeInstanceOf(ProviderTimeoutError);
     expect((error as ProviderTimeoutError).limit).toBe("idleTimeoutMs");
-    expect((error as ProviderTimeoutError).reportedUsage).toEqual(startUsage);
+    expect((error as ProviderTimeoutError).reportedUsage).toEqual(cutUsage);
   });
 
   it("a caller's abort after message_start rejects with the caller's own reason, left as it is", async () => {

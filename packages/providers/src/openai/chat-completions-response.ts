@@ -98,12 +98,15 @@ export class ChatStreamAssembler {
   constructor(private readonly inputEstimate = 0) {}
 
   /**
-   * The counts the stream reported so far, or undefined when no chunk had
-   * usage: what the provider bills for a stream that fails before its end.
-   * OpenAI reports usage only in the last chunk; some servers in every chunk.
+   * What the provider bills for a stream that fails before its end: the
+   * counts the stream reported so far (OpenAI reports usage only in the
+   * last chunk; some servers in every chunk), else, once a chunk arrived
+   * (the request was taken and the answer began), the estimate of what was
+   * sent and what streamed; undefined before any chunk.
    */
   reportedUsage(): Usage | undefined {
-    return this.usageReported ? this.usage : undefined;
+    if (this.usageReported) return this.usage;
+    return this.chunks > 0 ? this.estimatedUsage() : undefined;
   }
 
   /** Takes one chunk and returns the Rein events it produces. */

@@ -30,12 +30,25 @@ function failedWithUsage(usage: string): string {
 }
 
 describe("OpenAI stream usage when the stream fails", () => {
-  it("a chat stream cut before its usage chunk reported nothing: the error has no reportedUsage", async () => {
+  it("a chat stream cut before its usage chunk reported nothing: the error carries the estimate of what was sent and what streamed; cut before any chunk, nothing", async () => {
     server().reply(cutBefore(readFixture(__dirname, "chat-stream-text.sse"), '"finish_reason":"stop"'));
-    const error = await failureOf(collectStream(provider("chat").stream(request)));
+    const streamed: ModelStreamEvent[] = [];
+    const error = await failureOf(
+      (async () => {
+        for await (const event of provider("chat").stream(request)) streamed.push(event);
+      })(),
+    );
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).message).toMatch(/^openai stream ended early: /);
-    expect((error as ProviderError).reportedUsage).toBeUndefined();
+    const text = streamed.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
+    expect(text.length).toBeGreaterThan(0);
+    const { stream: _stream, stream_options: _options, ...chat } = server().requests[0]!.body as Record<string, unknown>;
+    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: Math.ceil(JSON.stringify(chat).length / 4), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+    // No chunk at all (cut before the first): the request may never have been taken; nothing is charged.
+    server().reply(cutBefore(readFixture(__dirname, "chat-stream-text.sse"), "data: "));
+    const early = await failureOf(collectStream(provider("chat").stream(request)));
+    expect(early).toBeInstanceOf(ProviderError);
+    expect((early as ProviderError).reportedUsage).toBeUndefined();
   });
 
   it("a chat stream from a server that reports usage on every chunk, cut mid-way, has the last counts on the error", async () => {
