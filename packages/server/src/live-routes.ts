@@ -90,18 +90,15 @@ export function sseResponse(c: HonoContext, heartbeatMs: number, ending: AbortSi
         try {
           sink.enqueue(encoder.encode(text));
         } catch {
-          open = false;
           stop();
         }
       };
       const heartbeat = setInterval(() => write(": heartbeat\n\n"), heartbeatMs);
       heartbeat.unref?.();
       const unsubscribe = subscribe((message) => write(`event: ${message.type}\ndata: ${jsonOf(message)}\n\n`));
-      let stopped = false;
       let unwatch = (): void => undefined;
       stop = () => {
-        if (stopped) return;
-        stopped = true;
+        if (!open) return;
         open = false;
         clearInterval(heartbeat);
         unsubscribe();

@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelResponse, ModelStreamEvent, ResponseFormat, StopReason, Usage } from "@rein/core";
+import { estimatedTokens } from "../shared/estimated-tokens";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
 import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
@@ -148,7 +149,7 @@ export class AnthropicStreamAssembler {
     let streamed = 0;
     for (const block of this.blocks.values()) streamed += block.type === "text" ? block.text.length : block.json.length;
     const usage = toUsage(this.usage);
-    return { ...usage, outputTokens: Math.max(usage.outputTokens, Math.ceil(streamed / 4)) };
+    return { ...usage, outputTokens: Math.max(usage.outputTokens, estimatedTokens(streamed)) };
   }
 
   /** Takes one server-sent event and returns the Rein events it produces. */

@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
+import { estimatedTokens } from "../shared/estimated-tokens";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
 import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
@@ -94,8 +95,8 @@ export class ChatStreamAssembler {
   private model: string | undefined;
   private chunks = 0;
 
-  /** @param inputEstimate the input tokens the request is reckoned at, for a stream that reports no usage. */
-  constructor(private readonly inputEstimate = 0) {}
+  /** @param inputEstimate the input tokens the request is reckoned at, asked only for a stream that reports no usage. */
+  constructor(private readonly inputEstimate: () => number = () => 0) {}
 
   /**
    * What the provider bills for a stream that fails before its end: the
@@ -187,6 +188,6 @@ export class ChatStreamAssembler {
   private estimatedUsage(): Usage {
     let written = this.text.length + this.refusal.length;
     for (const call of this.toolCalls.values()) written += call.name.length + call.arguments.length;
-    return { inputTokens: this.inputEstimate, outputTokens: Math.ceil(written / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
+    return { inputTokens: this.inputEstimate(), outputTokens: estimatedTokens(written), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
   }
 }

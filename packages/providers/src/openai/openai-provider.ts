@@ -7,6 +7,7 @@ import type {
   ModelResponse,
   ModelStreamEvent,
 } from "@rein/core";
+import { estimatedTokens } from "../shared/estimated-tokens";
 import { ProviderCall } from "../shared/provider-call";
 import { readEnv, requireCredential } from "../shared/credentials";
 import { rejectConflictingOptions } from "../shared/reject-conflicting-options";
@@ -162,8 +163,8 @@ export class OpenAIProvider implements ModelProvider {
         response = yield* this.streamResponses(request, call, assembler);
       } else {
         const chat = toChatParams(request, this.modelId);
-        // A chat stream that reports no usage is reckoned at the size of what was sent (4 characters a token), not at nothing.
-        assembler = new ChatStreamAssembler(Math.ceil(JSON.stringify(chat).length / 4));
+        // A chat stream that reports no usage is reckoned at the size of what was sent, not at nothing (measured only then).
+        assembler = new ChatStreamAssembler(() => estimatedTokens(JSON.stringify(chat).length));
         response = yield* this.streamChat(chat, call, assembler);
       }
     } catch (error) {
@@ -178,15 +179,16 @@ export class OpenAIProvider implements ModelProvider {
   private async *streamChat(chat: ReturnType<typeof toChatParams>, call: ProviderCall, assembler: ChatStreamAssembler) {
     const params = { ...chat, stream: true as const, stream_options: { include_usage: true } };
     const chunks = await call.send((requestOptions) => this.client.chat.completions.create(params, requestOptions));
+    // Broken, or silent past a limit, after the finish_reason (the usage chunk or [DONE] lost): the answer is whole,
+    // and a turn failed there would be paid twice when asked again. Its usage is what was reported, else the
+    // estimate. The caller's own abort still ends it.
+    const whole = () => assembler.finished() && !call.abortedByCaller();
     try {
       for await (const chunk of call.read(chunks, "a finish_reason")) yield* assembler.push(chunk);
     } catch (error) {
-      // Broken, or silent past a limit, after the finish_reason (the usage chunk or [DONE] lost): the answer is whole,
-      // and a turn failed here would be paid twice when asked again. Its usage is what was reported, else the
-      // estimate. The caller's own abort still ends it.
-      if (!assembler.finished() || call.abortedByCaller()) throw error;
+      if (!whole()) throw error;
     }
-    if (!assembler.finished() || call.abortedByCaller()) call.throwIfAborted();
+    if (!whole()) call.throwIfAborted();
     return assembler.finish();
   }
 
