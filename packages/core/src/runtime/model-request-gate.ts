@@ -212,8 +212,32 @@ async function requestModel(
       { provider: String(provider.providerId), body: answer },
     );
   }
-  const usage = answer.usage ?? { inputTokens: 0, outputTokens: 0 };
-  return { ...answer, usage, content: checkedToolCalls(answer.content) };
+  return { ...answer, usage: countedUsage(answer.usage, request, answer.content), content: checkedToolCalls(answer.content) };
+}
+
+/** A token count as a provider should give it: a finite number, not negative. */
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * The usage a request is charged: the provider's, with each count it left
+ * out or gave as something other than a finite, non-negative number
+ * estimated instead (4 characters a token; input: the request sent, output:
+ * the content that came back). A custom provider that reports no usage is
+ * charged what it visibly used — never nothing, which would let a run spend
+ * past `maxTokens` and every spend cap unseen. A count of 0 is taken at its
+ * word (an agent asked as a provider reports what its own requests were
+ * charged already).
+ */
+function countedUsage(reported: unknown, request: ModelRequest, content: readonly ContentBlock[]): ModelResponse["usage"] {
+  const usage = (typeof reported === "object" && reported !== null ? reported : {}) as Partial<ModelResponse["usage"]>;
+  if (isCount(usage.inputTokens) && isCount(usage.outputTokens)) return usage as ModelResponse["usage"];
+  return {
+    ...usage,
+    inputTokens: isCount(usage.inputTokens) ? usage.inputTokens : estimateTokens(request.system, request.messages, request.tools),
+    outputTokens: isCount(usage.outputTokens) ? usage.outputTokens : tokensFor(JSON.stringify(content).length),
+  };
 }
 
 /** Read through a call, so the compiler does not assume a signal stays as it was before an await. */
@@ -355,7 +379,12 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
+/** Tokens reckoned for `characters` of text no provider counted: 4 characters a token. */
+function tokensFor(characters: number): number {
+  return Math.ceil(characters / 4);
+}
+
 /** A rough token estimate (4 characters a token), used against `maxContextTokens` and the reach token budget. @internal */
 export function estimateTokens(system: string, messages: readonly Message[], tools: readonly unknown[]): number {
-  return Math.ceil((system.length + JSON.stringify(messages).length + JSON.stringify(tools).length) / 4);
+  return tokensFor(system.length + JSON.stringify(messages).length + JSON.stringify(tools).length);
 }

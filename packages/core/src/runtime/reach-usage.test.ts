@@ -1,8 +1,9 @@
 /**
  * The reach token budget is charged as the run ledger and the spend caps
- * are: a negative, NaN or missing count is 0 — never a refund that lets a
- * run spend past maxTokens, never a NaN that makes every check pass (found
- * by an attack review, 2026-12-03: 20 requests under maxTokens 1,600).
+ * are: never a refund that lets a run spend past maxTokens, never a NaN that
+ * makes every check pass (found by an attack review, 2026-12-03: 20 requests
+ * under maxTokens 1,600), never a free request — an answer's count that is
+ * missing, negative or NaN is estimated from what the request visibly used.
  */
 import { OverloadedError, ReachExceededError } from "@rein/guard";
 import { Agent } from "../agent/agent";
@@ -52,6 +53,58 @@ describe("the reach token budget when a provider reports usage wrong", () => {
     expect(error).toBeInstanceOf(ReachExceededError);
     // 1,600 tokens: at most the first answer and three of 500 tokens before the next would cross it.
     expect(provider.requests).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("a provider that reports no usage is charged an estimate of what it visibly used", () => {
+  /** A provider answering `answers` in turn (the last one again once they run out), with no usage at all, or with `usage`. */
+  function unmetered(answers: readonly ModelResponse["content"][], usage?: unknown): ModelProvider & { requests: number } {
+    const provider = {
+      specificationVersion: "rein-model-v1" as const,
+      providerId: "unmetered",
+      modelId: "m",
+      requests: 0,
+      async complete(): Promise<ModelResponse> {
+        const content = answers[Math.min(provider.requests++, answers.length - 1)]!;
+        return { content, stopReason: content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn", ...(usage === undefined ? {} : { usage }) } as ModelResponse;
+      },
+      async *stream() {
+        yield { type: "response" as const, response: await provider.complete() };
+      },
+    };
+    return provider;
+  }
+  const more: ModelResponse["content"] = [{ type: "tool_use", id: "call_more", name: "more", input: { n: 1 } }];
+
+  it("a runaway whose provider answers without usage is stopped by maxTokens (it was charged 0 and ran to maxIterations)", async () => {
+    const provider = unmetered([more]);
+    const runtime = new Runtime({ provider, reach: { maxTokens: 1_600 }, maxIterations: 40 });
+    const error = await new Spender({ runtime }).ask("Go.").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ReachExceededError);
+    expect((error as ReachExceededError).dimension).toBe("tokens");
+    expect(provider.requests).toBeGreaterThan(1);
+    expect(provider.requests).toBeLessThan(40);
+  });
+
+  it("the run's usage and each model-response event carry the estimate: input from the request's size, output 4 characters a token of what came back", async () => {
+    const answer: ModelResponse["content"] = [{ type: "text", text: "x".repeat(400) }];
+    const seen: Usage[] = [];
+    const runtime = new Runtime({ provider: unmetered([more, answer]), onEvent: (event) => void (event.type === "model-response" && seen.push(event.usage)) });
+    const result = await runtime.exec({ content: "Go." });
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.outputTokens).toBe(Math.ceil(JSON.stringify(answer).length / 4));
+    expect(seen[1]!.outputTokens).toBeGreaterThanOrEqual(100);
+    // The second request carries the first answer and its tool result: a larger input than the first.
+    expect(seen[0]!.inputTokens).toBeGreaterThan(0);
+    expect(seen[1]!.inputTokens).toBeGreaterThan(seen[0]!.inputTokens);
+    expect(result.usage).toMatchObject({ inputTokens: seen[0]!.inputTokens + seen[1]!.inputTokens, outputTokens: seen[0]!.outputTokens + seen[1]!.outputTokens });
+  });
+
+  it("a count of 0 is taken at its word; a missing count beside a given one is estimated alone", async () => {
+    const zero = await new Runtime({ provider: unmetered([[{ type: "text", text: "done" }]], { inputTokens: 0, outputTokens: 0 }) }).exec({ content: "Go." });
+    expect(zero.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+    const half = await new Runtime({ provider: unmetered([[{ type: "text", text: "done" }]], { inputTokens: 7 }) }).exec({ content: "Go." });
+    expect(half.usage).toMatchObject({ inputTokens: 7, outputTokens: Math.ceil(JSON.stringify([{ type: "text", text: "done" }]).length / 4) });
   });
 });
 

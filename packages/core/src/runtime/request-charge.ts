@@ -37,7 +37,8 @@ export interface RequestProgress {
  * What `usage`, the provider's count for one request, amounts to for the
  * spend caps: its tokens, input and output, and its cost priced with the
  * run's table (undefined when the model has no price there). A count that
- * is negative, NaN or missing is 0, never a refund.
+ * is negative, NaN or missing is 0, never a refund (an answer's counts come
+ * checked: the request gate estimates one a provider left out).
  * @internal
  */
 export function spendOf(site: ChargeSite, model: string, response: Pick<ModelResponse, "usage" | "model">): SpendAmount {
