@@ -158,12 +158,13 @@ export class OpenAIProvider implements ModelProvider {
     let response: ModelResponse;
     try {
       // Each checks for an abort when its stream ends (the SDK ends an aborted stream quietly): not a whole turn.
+      // A stream that reports no usage is reckoned at the size of what was sent, not at nothing (measured only then).
       if (this.api === "responses") {
-        assembler = new ResponsesStreamAssembler();
-        response = yield* this.streamResponses(request, call, assembler);
+        const params = toResponseParams(request, this.modelId);
+        assembler = new ResponsesStreamAssembler(() => estimatedTokens(JSON.stringify(params).length));
+        response = yield* this.streamResponses(params, call, assembler);
       } else {
         const chat = toChatParams(request, this.modelId);
-        // A chat stream that reports no usage is reckoned at the size of what was sent, not at nothing (measured only then).
         assembler = new ChatStreamAssembler(() => estimatedTokens(JSON.stringify(chat).length));
         response = yield* this.streamChat(chat, call, assembler);
       }
@@ -192,8 +193,8 @@ export class OpenAIProvider implements ModelProvider {
     return assembler.finish();
   }
 
-  private async *streamResponses(request: ModelRequest, call: ProviderCall, assembler: ResponsesStreamAssembler) {
-    const params = { ...toResponseParams(request, this.modelId), stream: true as const };
+  private async *streamResponses(responseParams: ReturnType<typeof toResponseParams>, call: ProviderCall, assembler: ResponsesStreamAssembler) {
+    const params = { ...responseParams, stream: true as const };
     const events = await call.send((requestOptions) => this.client.responses.create(params, requestOptions));
     for await (const event of call.read(events, "response.completed")) {
       // Failures after the HTTP 200 arrive as events, not as a failed request.

@@ -59,6 +59,26 @@ describe("OpenAI stream usage when the stream fails", () => {
     expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: 2262, outputTokens: 3, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
   });
 
+  it("a Responses stream cut before its final event reported nothing: the error carries the estimate of what was sent and what streamed; cut before any event, nothing", async () => {
+    server().reply(cutBefore(readFixture(__dirname, "responses-stream-text.sse"), '"type":"response.completed"'));
+    const streamed: ModelStreamEvent[] = [];
+    const error = await failureOf(
+      (async () => {
+        for await (const event of provider("responses").stream(request)) streamed.push(event);
+      })(),
+    );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).message).toMatch(/^openai stream ended early: /);
+    const text = streamed.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
+    expect(text.length).toBeGreaterThan(0);
+    const { stream: _stream, ...params } = server().requests[0]!.body as Record<string, unknown>;
+    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: Math.ceil(JSON.stringify(params).length / 4), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+    server().reply(cutBefore(readFixture(__dirname, "responses-stream-text.sse"), "data: "));
+    const early = await failureOf(collectStream(provider("responses").stream(request)));
+    expect(early).toBeInstanceOf(ProviderError);
+    expect((early as ProviderError).reportedUsage).toBeUndefined();
+  });
+
   it("a Responses response.failed event with usage fails with its typed error, the usage on it", async () => {
     server().reply({ sse: failedWithUsage('{"input_tokens":2210,"output_tokens":7,"input_tokens_details":{"cached_tokens":2048},"total_tokens":2217}') });
     const error = await failureOf(collectStream(provider("responses").stream(request)));

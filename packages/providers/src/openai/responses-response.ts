@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
+import { estimatedTokens } from "../shared/estimated-tokens";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
 import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
@@ -86,16 +87,28 @@ type ItemInProgress =
 export class ResponsesStreamAssembler {
   private readonly items = new Map<number, ItemInProgress>();
   private final: { shape: WireShape; response: JsonObject } | undefined;
+  private failed = false;
   private failedUsage: Usage | undefined;
   private events = 0;
 
+  /** @param inputEstimate the input tokens the request is reckoned at, asked only for a stream cut before its end. */
+  constructor(private readonly inputEstimate: () => number = () => 0) {}
+
   /**
-   * The counts a `response.failed` event reported, or undefined (OpenAI
-   * reports usage only in the final event): what the provider bills for a
-   * stream that failed.
+   * What the provider bills for a stream that failed: the counts a
+   * `response.failed` event reported (undefined when it reported none: the
+   * server said the response failed, and what it bills is its word); for a
+   * stream cut before any final event (OpenAI reports usage only there),
+   * once an event arrived — the request was taken and the answer began —
+   * the estimate of what was sent and what streamed (4 characters a token);
+   * undefined before any event.
    */
   reportedUsage(): Usage | undefined {
-    return this.failedUsage;
+    if (this.failed) return this.failedUsage;
+    if (this.events === 0) return undefined;
+    let written = 0;
+    for (const item of this.items.values()) written += item.type === "text" ? item.text.length : item.name.length + item.arguments.length;
+    return { inputTokens: this.inputEstimate(), outputTokens: estimatedTokens(written), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
   }
 
   /**
@@ -106,6 +119,7 @@ export class ResponsesStreamAssembler {
    */
   pushFailed(value: unknown): void {
     this.events++;
+    this.failed = true;
     const shape = new WireShape("openai", "stream event", value);
     try {
       const response = shape.optionalObject(shape.root().response, "response");
