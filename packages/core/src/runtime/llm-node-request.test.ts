@@ -8,6 +8,7 @@ import { Agent } from "../agent/agent";
 import { Context } from "../context/context";
 import type { ContentBlock } from "../model/content";
 import { ScriptedProvider } from "../model/scripted-provider";
+import { OverloadedError } from "@rein/guard";
 import { InMemorySessionStore } from "@rein/session";
 import { Runtime } from "./runtime";
 
@@ -66,5 +67,30 @@ describe("the llm node records the request as sent", () => {
     expect(sent.split("You are running INSIDE the function").length - 1).toBe(1);
     const last = store.readNodes("two-turns").filter((node) => node.role === "llm").pop()!.input as RecordedInput;
     expect(last.history).toBe(2);
+  });
+});
+
+describe("the llm node of a request that failed after its provider counted it", () => {
+  it("carries the usage the run was charged for it: what the provider reported before failing", async () => {
+    const store = new InMemorySessionStore();
+    const reportedUsage = { inputTokens: 1_200, outputTokens: 40 };
+    const provider = new ScriptedProvider(["unused"]);
+    provider.complete = () => Promise.reject(new OverloadedError("overloaded after message_start", { provider: "scripted", reportedUsage }));
+    const librarian = new Librarian({ runtime: new Runtime({ provider }), context: Context.forSession(store, "failed") });
+    await expect(librarian.sort("Shelve Dune.")).rejects.toBeInstanceOf(OverloadedError);
+    const [llm] = store.readNodes("failed").filter((node) => node.role === "llm");
+    expect(llm?.metadata).toMatchObject({ status: "error", usage: reportedUsage });
+    expect(String((llm!.metadata as { error?: unknown }).error)).toContain("overloaded after message_start");
+  });
+
+  it("carries no usage when its provider reported none", async () => {
+    const store = new InMemorySessionStore();
+    const provider = new ScriptedProvider(["unused"]);
+    provider.complete = () => Promise.reject(new OverloadedError("overloaded", { provider: "scripted" }));
+    const librarian = new Librarian({ runtime: new Runtime({ provider }), context: Context.forSession(store, "unreported") });
+    await expect(librarian.sort("Shelve Dune.")).rejects.toBeInstanceOf(OverloadedError);
+    const [llm] = store.readNodes("unreported").filter((node) => node.role === "llm");
+    expect(llm?.metadata).toMatchObject({ status: "error" });
+    expect(llm?.metadata).not.toHaveProperty("usage");
   });
 });

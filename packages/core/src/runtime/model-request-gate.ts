@@ -139,7 +139,9 @@ async function answerRequest(site: RequestSite, gated: GatedRequest, step: numbe
       chatSpan.end();
     }
     const at = gated.recordedInput === undefined ? undefined : site.recorder();
-    if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error);
+    // The node says what this request was charged, as an answered one does (an error charged by an inner request already is not).
+    const charged = progress.reported === undefined ? undefined : ((error as ProviderError).reportedUsage as ModelResponse["usage"]);
+    if (at !== undefined) recordLlmNode(at, events, model, requestInput(request, gated.recordedInput!), undefined, error, charged);
     throw error;
   } finally {
     limit?.dispose();
@@ -302,7 +304,7 @@ function requestInput(request: ModelRequest, content: readonly ContentBlock[]): 
   };
 }
 
-/** Writes the llm node of one answered (or failed) request (committed with the writer's next batch). */
+/** Writes the llm node of one answered (or failed) request (committed with the writer's next batch); `charged` is what a failed one was charged of what its provider reported. */
 function recordLlmNode(
   cursor: SessionCursor,
   events: RunEvents,
@@ -310,6 +312,7 @@ function recordLlmNode(
   input: LlmNodeInput,
   response: ModelResponse | undefined,
   error: unknown,
+  charged?: ModelResponse["usage"],
 ): string {
   const id = newNodeId();
   const status = response !== undefined ? "completed" : "error";
@@ -322,7 +325,7 @@ function recordLlmNode(
     metadata:
       response !== undefined
         ? { status, model: response.model ?? model, usage: response.usage, stopReason: response.stopReason }
-        : { status, model, error: describeError(error) },
+        : { status, model, error: describeError(error), ...(charged === undefined ? {} : { usage: charged }) },
   };
   try {
     // Model turns are built by the runtime from parsed provider JSON and never mutated: no snapshot needed.
