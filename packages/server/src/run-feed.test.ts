@@ -49,4 +49,22 @@ describe("GET /v1/runs/events (the runs feed)", () => {
     expect(await (await answered).json()).toMatchObject({ status: "cancelled" });
     await feed.close();
   });
+
+  it("keeps every run in flight and the last 50 finished, in the order they started, however many finished before", async () => {
+    const app = createServer({ entries: inspectorEntries, store: new InMemorySessionStore(), mintRootBudget: true });
+    const watcher = sseReader(await app.request("/v1/runs/events"));
+    await watcher.next((event) => event.event === "snapshot");
+    // The oldest run waits for an approval all along: in flight, it is never forgotten.
+    const waiting = run(app, { entry: "ship", task: "x" }, "run-oldest");
+    await watcher.next((event) => event.event === "run" && (event.data["run"] as { approvals: unknown[] }).approvals.length > 0);
+    for (let index = 1; index <= 55; index++) expect((await run(app, { entry: "quick", task: "x" }, `run-quick-${index}`)).status).toBe(200);
+    const feed = sseReader(await app.request("/v1/runs/events"));
+    const snapshot = await feed.next((event) => event.event === "snapshot");
+    const ids = (snapshot.data["runs"] as { runId: string }[]).map((summary) => summary.runId);
+    expect(ids).toEqual(["run-oldest", ...Array.from({ length: 50 }, (_, index) => `run-quick-${index + 6}`)]);
+    expect((await app.request("/v1/runs/run-oldest/cancel", { method: "POST" })).status).toBe(200);
+    expect(await (await waiting).json()).toMatchObject({ status: "cancelled" });
+    await feed.close();
+    await watcher.close();
+  });
 });

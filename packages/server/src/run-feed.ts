@@ -151,7 +151,6 @@ const RECENT = 50;
  */
 export class RunFeed {
   readonly #runs = new Map<string, Tracked>();
-  readonly #order: string[] = [];
   readonly #subscribers = new Set<Subscriber>();
   #next = 0;
 
@@ -218,7 +217,6 @@ export class RunFeed {
     };
     const key = `${++this.#next}`;
     this.#runs.set(key, tracked);
-    this.#order.push(key);
     return tracked;
   }
 
@@ -340,23 +338,24 @@ export class RunFeed {
     }
   }
 
+  /** Forgets the oldest finished runs past the last {@link RECENT} (the map keeps them in the order they were added). */
   #forgetOld(): void {
-    // A paused run whose approval still waits for a person is kept like a running one.
-    const ended = (key: string) => {
-      const tracked = this.#runs.get(key);
-      const status = tracked?.summary.status;
-      return tracked === undefined || (status !== "running" && status !== "queued" && (status !== "paused" || tracked.pending().length === 0));
-    };
-    let finished = this.#order.filter(ended).length;
-    for (let index = 0; index < this.#order.length && finished > RECENT; ) {
-      const key = this.#order[index]!;
-      if (ended(key)) {
+    let extra = -RECENT;
+    for (const tracked of this.#runs.values()) if (ended(tracked)) extra++;
+    for (const [key, tracked] of this.#runs) {
+      if (extra <= 0) return;
+      if (ended(tracked)) {
         this.#runs.delete(key);
-        this.#order.splice(index, 1);
-        finished--;
-      } else index++;
+        extra--;
+      }
     }
   }
+}
+
+/** Whether a run is over for the feed: a paused run whose approval still waits for a person is kept like a running one. */
+function ended(tracked: Tracked): boolean {
+  const status = tracked.summary.status;
+  return status !== "running" && status !== "queued" && (status !== "paused" || tracked.pending().length === 0);
 }
 
 function visible(caller: Caller, tracked: Tracked): boolean {
