@@ -33,10 +33,15 @@ export function resetZone(): void {
 /** How often memory is sampled while Agent entries keep coming, in ms. */
 export const MEMORY_SAMPLE_MS = 50;
 
+/** Samples in a row that no entry asked for, after which the sampler stops (one second): an idle process wakes for nothing. */
+const IDLE_SAMPLES_BEFORE_STOP = 20;
+
 let sampledMb: number | undefined;
 let smapsReadable: boolean | undefined;
 /** An entry asked for memory since the last sample: the timer samples again. */
 let wanted = false;
+/** Samples in a row no entry asked for. */
+let idleSamples = 0;
 let timer: ReturnType<typeof setInterval> | undefined;
 
 /** Reads the process's memory now: the injected reader (tests), else USS from `/proc/self/smaps_rollup`, else RSS. */
@@ -67,13 +72,16 @@ function readProcessMemoryMb(): number {
  * RSS. The first call reads it; after that a timer samples it every
  * {@link MEMORY_SAMPLE_MS} ms, off the call path and only while calls keep
  * asking (reading the file takes ~1 ms), so an Agent entry reads no file
- * and no clock.
+ * and no clock. After a second in which no call asked, the timer stops and
+ * the sample is dropped: the next call reads afresh (never a figure from
+ * before an idle spell), and an idle process is not woken 20 times a second.
  * @internal
  */
 export function memoryUsageMb(): number {
   wanted = true;
   if (sampledMb !== undefined) return sampledMb;
   sampledMb = readMemoryMb();
+  idleSamples = 0;
   timer ??= setInterval(sample, MEMORY_SAMPLE_MS);
   timer.unref?.();
   wanted = false;
@@ -81,9 +89,18 @@ export function memoryUsageMb(): number {
 }
 
 function sample(): void {
-  if (!wanted) return;
-  wanted = false;
-  sampledMb = readMemoryMb();
+  if (wanted) {
+    wanted = false;
+    idleSamples = 0;
+    sampledMb = readMemoryMb();
+  } else if (++idleSamples >= IDLE_SAMPLES_BEFORE_STOP) stopSampling();
+}
+
+/** Stops the sampler and drops its figure: the next {@link memoryUsageMb} reads memory and starts it again. */
+function stopSampling(): void {
+  clearInterval(timer);
+  timer = undefined;
+  sampledMb = undefined;
 }
 
 /** Reads memory again now (tests, and a caller that needs a fresh figure). @internal */
@@ -95,7 +112,8 @@ let memoryReader: (() => number) | undefined;
 
 /**
  * Replaces how memory is read (in MB) until called again with `undefined`,
- * and takes a sample with it now: a test of the memory limit states the
+ * and drops the sample taken the old way (the next figure is read with
+ * `reader`, and the sampler starts afresh): a test of the memory limit states the
  * process's memory instead of allocating and reading RSS, which a garbage
  * collection or the allocator can move by more than the limit tested.
  * @internal
@@ -109,5 +127,5 @@ let memoryReader: (() => number) | undefined;
  */
 export function setMemoryReader(reader: (() => number) | undefined): void {
   memoryReader = reader;
-  sampledMb = readMemoryMb();
+  stopSampling();
 }
