@@ -21,6 +21,8 @@ module.exports = {
   // A scratch directory per run (REIN_TEST_RUN_DIR) where the test files share one embedded PostgreSQL server, each
   // file with a database of its own (store-postgres/src/__fixtures__/shared-postgres.ts); the teardown stops it.
   globalSetup: "<rootDir>/jest.global-setup.js",
+  // Each file's AsyncLocalStorage instances are disabled after it, so later files in a worker do not pay for them.
+  setupFilesAfterEnv: ["<rootDir>/jest.async-storage.js"],
   globalTeardown: "<rootDir>/jest.global-teardown.js",
   // Sized for a loaded 2-core machine (tests run 5-6x slower there than when quiet); no test asserts elapsed time.
   testTimeout: 60000,
