@@ -11,26 +11,30 @@ import type { ModelProvider, ModelResponse, Usage } from "../model/model-provide
 import { currentReach, withReachBudget } from "./reach";
 import { Runtime } from "./runtime";
 
-/** A provider that calls the tool `more` every time, reporting `usage` for its first answer and 400 + 100 tokens after. */
-function spender(first: Usage): ModelProvider & { requests: number } {
+/** A custom provider (complete() only, stream() yields its answer whole) answering the nth request (from 1) with `answer(n)`. */
+function customProvider(providerId: string, answer: (n: number) => ModelResponse): ModelProvider & { requests: number } {
   const provider = {
     specificationVersion: "rein-model-v1" as const,
-    providerId: "custom",
+    providerId,
     modelId: "m",
     requests: 0,
     async complete(): Promise<ModelResponse> {
-      provider.requests++;
-      return {
-        content: [{ type: "tool_use", id: `call_${provider.requests}`, name: "more", input: { n: provider.requests } }],
-        stopReason: "tool_use",
-        usage: provider.requests === 1 ? first : { inputTokens: 400, outputTokens: 100 },
-      };
+      return answer(++provider.requests);
     },
     async *stream() {
       yield { type: "response" as const, response: await provider.complete() };
     },
   };
   return provider;
+}
+
+/** A provider that calls the tool `more` every time, reporting `usage` for its first answer and 400 + 100 tokens after. */
+function spender(first: Usage): ModelProvider & { requests: number } {
+  return customProvider("custom", (n) => ({
+    content: [{ type: "tool_use", id: `call_${n}`, name: "more", input: { n } }],
+    stopReason: "tool_use",
+    usage: n === 1 ? first : { inputTokens: 400, outputTokens: 100 },
+  }));
 }
 
 class Spender extends Agent {
@@ -59,20 +63,10 @@ describe("the reach token budget when a provider reports usage wrong", () => {
 describe("a provider that reports no usage is charged an estimate of what it visibly used", () => {
   /** A provider answering `answers` in turn (the last one again once they run out), with no usage at all, or with `usage`. */
   function unmetered(answers: readonly ModelResponse["content"][], usage?: unknown): ModelProvider & { requests: number } {
-    const provider = {
-      specificationVersion: "rein-model-v1" as const,
-      providerId: "unmetered",
-      modelId: "m",
-      requests: 0,
-      async complete(): Promise<ModelResponse> {
-        const content = answers[Math.min(provider.requests++, answers.length - 1)]!;
-        return { content, stopReason: content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn", ...(usage === undefined ? {} : { usage }) } as ModelResponse;
-      },
-      async *stream() {
-        yield { type: "response" as const, response: await provider.complete() };
-      },
-    };
-    return provider;
+    return customProvider("unmetered", (n) => {
+      const content = answers[Math.min(n, answers.length) - 1]!;
+      return { content, stopReason: content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn", ...(usage === undefined ? {} : { usage }) } as ModelResponse;
+    });
   }
   const more: ModelResponse["content"] = [{ type: "tool_use", id: "call_more", name: "more", input: { n: 1 } }];
 
