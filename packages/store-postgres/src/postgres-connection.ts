@@ -9,7 +9,8 @@ export type PostgresConnectionOptions = Omit<PostgresWorkerData, "port" | "async
 // One worker thread per process serves every store's connection: a store
 // attaches by posting its data (ports, signal, options), and the thread runs
 // an independent {@link postgresWorker} for it. Starting a thread and loading
-// `pg` in it costs ~40 ms, paid once per process instead of once per store.
+// `pg` in it costs ~40 ms, paid once per process instead of once per store
+// (once more only after {@link HOST_KEPT_FOR_MS} with no store open).
 // esbuild (tsx) names functions through a helper that the source text must
 // bring along. A store whose attach fails hears it through its signal, so a
 // caller waiting for its reply never waits forever.
@@ -21,23 +22,61 @@ const WORKER_SOURCE =
   `    const signal = new Int32Array(data.signal);\n` +
   `    Atomics.store(signal, ${WORKER_SIGNAL.ended}, 1);\n    Atomics.notify(signal, ${WORKER_SIGNAL.replies});\n  }\n});\n`;
 
-/** The process's worker thread, started by the first store and shared by all. */
-let host: Worker | undefined;
-/** Connections attached to {@link host}: told when it ends. */
-const attached = new Set<PostgresConnection>();
+/**
+ * How long the thread stays once no store is attached: a store opened soon
+ * after reuses it; after that, the process has no idle thread (nor `pg`
+ * loaded in one) for stores it no longer has.
+ * @internal
+ */
+export const HOST_KEPT_FOR_MS = 10_000;
 
-function sharedHost(): Worker {
-  if (host !== undefined) return host;
-  const started = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false, name: "rein-postgres-session-stores" });
+/** The process's worker thread and the connections attached to it (told when it ends). */
+interface Host {
+  readonly worker: Worker;
+  readonly attached: Set<PostgresConnection>;
+  /** Ends the thread once it has had no store for {@link HOST_KEPT_FOR_MS}. */
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** The process's worker thread, started by the first store and shared by all while any is open. */
+let host: Host | undefined;
+
+function sharedHost(): Host {
+  if (host !== undefined) {
+    clearTimeout(host.idle);
+    host.idle = undefined;
+    return host;
+  }
+  const worker = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false, name: "rein-postgres-session-stores" });
   // Never keeps the process alive: an idle store must not hold up exit.
-  started.unref();
+  worker.unref();
+  const started: Host = { worker, attached: new Set(), idle: undefined };
   const gone = (): void => {
     if (host === started) host = undefined;
-    for (const connection of [...attached]) connection.workerEnded();
+    clearTimeout(started.idle);
+    for (const connection of [...started.attached]) connection.workerEnded();
   };
-  started.on("error", gone);
-  started.on("exit", gone);
+  worker.on("error", gone);
+  worker.on("exit", gone);
   return (host = started);
+}
+
+/** `connection` is no longer attached to `from`: the last one to leave starts the thread's idle period. */
+function detach(from: Host, connection: PostgresConnection): void {
+  from.attached.delete(connection);
+  if (from.attached.size > 0 || host !== from || from.idle !== undefined) return;
+  from.idle = setTimeout(() => {
+    // A store attached meanwhile cleared this timer; the check is for clarity.
+    if (host !== from || from.attached.size > 0) return;
+    host = undefined;
+    void from.worker.terminate();
+  }, HOST_KEPT_FOR_MS);
+  from.idle.unref();
+}
+
+/** The `threadId` of the process's Postgres worker thread, or undefined when it has none (tests). @internal */
+export function postgresHostThreadId(): number | undefined {
+  return host?.worker.threadId;
 }
 
 let pgPath: string | undefined;
@@ -53,6 +92,7 @@ let pgPath: string | undefined;
  */
 export class PostgresConnection {
   private readonly bridge: SyncWorkerBridge<PostgresFailure>;
+  private readonly host: Host;
 
   /** Attaches to the worker; nothing is connected until the first call. */
   constructor(options: PostgresConnectionOptions) {
@@ -60,13 +100,14 @@ export class PostgresConnection {
     this.bridge = new SyncWorkerBridge<PostgresFailure>({
       failed: (failure) => new PostgresCallFailure(failure),
       gone: () => new PostgresWorkerGone("the store's Postgres worker has ended"),
-      // The worker ended this connection's client before answering `close`; the thread stays for other stores.
-      onRelease: () => attached.delete(this),
+      // The worker ended this connection's client before answering `close`; the thread stays for other stores a while.
+      onRelease: () => detach(this.host, this),
     });
     const ends = this.bridge.workerEnds;
     const workerData: PostgresWorkerData = { ...options, pgPath, ...ends };
-    sharedHost().postMessage(workerData, [ends.port, ends.asyncPort]);
-    attached.add(this);
+    this.host = sharedHost();
+    this.host.worker.postMessage(workerData, [ends.port, ends.asyncPort]);
+    this.host.attached.add(this);
   }
 
   /** True once the worker has ended or the connection was closed. */
@@ -76,7 +117,7 @@ export class PostgresConnection {
 
   /** The shared worker thread ended: every request of this connection fails. @internal */
   workerEnded(): void {
-    attached.delete(this);
+    this.host.attached.delete(this);
     this.bridge.workerEnded();
   }
 

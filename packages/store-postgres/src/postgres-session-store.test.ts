@@ -1,4 +1,5 @@
 import { describeSessionStoreContract } from "@rein/session";
+import { HOST_KEPT_FOR_MS, postgresHostThreadId } from "./postgres-connection";
 import { PostgresSessionStore } from "./postgres-session-store";
 import { freshSchemaName, startEmbeddedPostgres, type EmbeddedPostgresServer } from "./__fixtures__/embedded-postgres";
 
@@ -37,4 +38,29 @@ describe("stores of one process share one worker thread", () => {
       c.close();
     }
   });
+
+  it("the thread stays for a store opened within HOST_KEPT_FOR_MS of the last one closing, and ends after that with no store open", async () => {
+    const schema = freshSchemaName();
+    const open = (): PostgresSessionStore => new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false });
+    const first = open();
+    first.createSession("kept");
+    const thread = postgresHostThreadId();
+    expect(thread).toBeDefined();
+    first.close();
+    const second = open();
+    expect(second.hasSession("kept")).toBe(true);
+    expect(postgresHostThreadId()).toBe(thread);
+    second.close();
+    await new Promise((resolve) => setTimeout(resolve, HOST_KEPT_FOR_MS + 500));
+    // No store open for the whole keep period: no thread (nor pg loaded in one) left behind.
+    expect(postgresHostThreadId()).toBeUndefined();
+    const third = open();
+    try {
+      expect(third.hasSession("kept")).toBe(true);
+      expect(postgresHostThreadId()).toBeDefined();
+      expect(postgresHostThreadId()).not.toBe(thread);
+    } finally {
+      third.close();
+    }
+  }, 60_000);
 });
