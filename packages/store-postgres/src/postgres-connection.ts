@@ -65,9 +65,8 @@ function sharedHost(): Host {
 function detach(from: Host, connection: PostgresConnection): void {
   from.attached.delete(connection);
   if (from.attached.size > 0 || host !== from || from.idle !== undefined) return;
+  // A store attaching meanwhile clears this timer (sharedHost), and a thread that ends clears it too.
   from.idle = setTimeout(() => {
-    // A store attached meanwhile cleared this timer; the check is for clarity.
-    if (host !== from || from.attached.size > 0) return;
     host = undefined;
     void from.worker.terminate();
   }, HOST_KEPT_FOR_MS);

@@ -1,5 +1,5 @@
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
-import { estimatedTokens } from "../shared/estimated-tokens";
+import { estimatedUsage } from "../shared/estimated-tokens";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
 import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
@@ -188,6 +188,6 @@ export class ChatStreamAssembler {
   private estimatedUsage(): Usage {
     let written = this.text.length + this.refusal.length;
     for (const call of this.toolCalls.values()) written += call.name.length + call.arguments.length;
-    return { inputTokens: this.inputEstimate(), outputTokens: estimatedTokens(written), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
+    return estimatedUsage(this.inputEstimate(), written);
   }
 }

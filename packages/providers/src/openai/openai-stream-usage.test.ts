@@ -30,23 +30,27 @@ function failedWithUsage(usage: string): string {
 }
 
 describe("OpenAI stream usage when the stream fails", () => {
-  it("a chat stream cut before its usage chunk reported nothing: the error carries the estimate of what was sent and what streamed; cut before any chunk, nothing", async () => {
-    server().reply(cutBefore(readFixture(__dirname, "chat-stream-text.sse"), '"finish_reason":"stop"'));
+  // The same cut, chat and Responses: what the wire body held but the stream options is what the estimate measures.
+  it.each([
+    ["a chat stream cut before its usage chunk reported nothing: the error carries the estimate of what was sent and what streamed; cut before any chunk, nothing", "chat", "chat-stream-text.sse", '"finish_reason":"stop"', ["stream", "stream_options"]],
+    ["a Responses stream cut before its final event reported nothing: the error carries the estimate of what was sent and what streamed; cut before any event, nothing", "responses", "responses-stream-text.sse", '"type":"response.completed"', ["stream"]],
+  ] as const)("%s", async (_name, api, fixture, end, streamKeys) => {
+    server().reply(cutBefore(readFixture(__dirname, fixture), end));
     const streamed: ModelStreamEvent[] = [];
     const error = await failureOf(
       (async () => {
-        for await (const event of provider("chat").stream(request)) streamed.push(event);
+        for await (const event of provider(api).stream(request)) streamed.push(event);
       })(),
     );
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).message).toMatch(/^openai stream ended early: /);
     const text = streamed.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
     expect(text.length).toBeGreaterThan(0);
-    const { stream: _stream, stream_options: _options, ...chat } = server().requests[0]!.body as Record<string, unknown>;
-    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: Math.ceil(JSON.stringify(chat).length / 4), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 });
-    // No chunk at all (cut before the first): the request may never have been taken; nothing is charged.
-    server().reply(cutBefore(readFixture(__dirname, "chat-stream-text.sse"), "data: "));
-    const early = await failureOf(collectStream(provider("chat").stream(request)));
+    const sent = Object.fromEntries(Object.entries(server().requests[0]!.body as Record<string, unknown>).filter(([key]) => !(streamKeys as readonly string[]).includes(key)));
+    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: Math.ceil(JSON.stringify(sent).length / 4), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 });
+    // Nothing at all (cut before the first chunk or event): the request may never have been taken; nothing is charged.
+    server().reply(cutBefore(readFixture(__dirname, fixture), "data: "));
+    const early = await failureOf(collectStream(provider(api).stream(request)));
     expect(early).toBeInstanceOf(ProviderError);
     expect((early as ProviderError).reportedUsage).toBeUndefined();
   });
@@ -57,26 +61,6 @@ describe("OpenAI stream usage when the stream fails", () => {
     const error = await failureOf(collectStream(provider("chat").stream(request)));
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: 2262, outputTokens: 3, cachedInputTokens: 0, cacheCreationInputTokens: 0 });
-  });
-
-  it("a Responses stream cut before its final event reported nothing: the error carries the estimate of what was sent and what streamed; cut before any event, nothing", async () => {
-    server().reply(cutBefore(readFixture(__dirname, "responses-stream-text.sse"), '"type":"response.completed"'));
-    const streamed: ModelStreamEvent[] = [];
-    const error = await failureOf(
-      (async () => {
-        for await (const event of provider("responses").stream(request)) streamed.push(event);
-      })(),
-    );
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).message).toMatch(/^openai stream ended early: /);
-    const text = streamed.flatMap((event) => (event.type === "text-delta" ? [event.text] : [])).join("");
-    expect(text.length).toBeGreaterThan(0);
-    const { stream: _stream, ...params } = server().requests[0]!.body as Record<string, unknown>;
-    expect((error as ProviderError).reportedUsage).toEqual({ inputTokens: Math.ceil(JSON.stringify(params).length / 4), outputTokens: Math.ceil(text.length / 4), cachedInputTokens: 0, cacheCreationInputTokens: 0 });
-    server().reply(cutBefore(readFixture(__dirname, "responses-stream-text.sse"), "data: "));
-    const early = await failureOf(collectStream(provider("responses").stream(request)));
-    expect(early).toBeInstanceOf(ProviderError);
-    expect((early as ProviderError).reportedUsage).toBeUndefined();
   });
 
   it("a Responses response.failed event with usage fails with its typed error, the usage on it", async () => {

@@ -1,5 +1,5 @@
 import type { ContentBlock, ModelResponse, ModelStreamEvent, StopReason, Usage } from "@rein/core";
-import { estimatedTokens } from "../shared/estimated-tokens";
+import { estimatedUsage } from "../shared/estimated-tokens";
 import { parseToolArguments } from "../shared/parse-tool-arguments";
 import { streamEndedEarly, WireShape } from "../shared/wire-shape";
 
@@ -108,7 +108,7 @@ export class ResponsesStreamAssembler {
     if (this.events === 0) return undefined;
     let written = 0;
     for (const item of this.items.values()) written += item.type === "text" ? item.text.length : item.name.length + item.arguments.length;
-    return { inputTokens: this.inputEstimate(), outputTokens: estimatedTokens(written), cachedInputTokens: 0, cacheCreationInputTokens: 0 };
+    return estimatedUsage(this.inputEstimate(), written);
   }
 
   /**
