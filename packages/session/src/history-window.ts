@@ -6,6 +6,13 @@ import { SessionGraph } from "./session-graph";
 const WINDOW_NODES = 10_000;
 
 /**
+ * Turns read first when the window catches up on what another writer wrote
+ * (doubled until the read meets the window): a writer taking turns with one
+ * other finds that one's last turn, and the turn before, which it has.
+ */
+const CATCH_UP_TURNS = 2;
+
+/**
  * What a {@link HistoryWindow} needs of its writer: the writes it has not
  * committed yet, and to hear of the highest `seq` a read found.
  * @internal
@@ -33,6 +40,8 @@ export class HistoryWindow {
   private limit = WINDOW_NODES;
   /** How many turns back {@link live} was read (it holds those and every turn written since). */
   private turns = Infinity;
+  /** A node another writer wrote that {@link live} must read in before it serves (see {@link catchUp}). */
+  private behind: string | undefined;
 
   /**
    * @param store where the window is read from.
@@ -73,6 +82,7 @@ export class HistoryWindow {
   /** Forgets the window: it holds versions the store will not (a dropped write); read again on next use. */
   drop(): void {
     this.live = undefined;
+    this.behind = undefined;
   }
 
   /**
@@ -81,6 +91,11 @@ export class HistoryWindow {
    * turns as the call shows; else the window read again (see {@link read}).
    */
   graphFor(headId: string, callId: string | null): SessionGraph {
+    const behind = this.behind;
+    if (behind !== undefined) {
+      const joining = this.joining(behind);
+      for (let step = joining.next(); step.done !== true; ) step = joining.next(this.readAncestry(behind, step.value));
+    }
     const live = this.live;
     if (live !== undefined && live.size <= this.limit && live.has(headId)) {
       // A window read for fewer turns than this call shows cannot serve it.
@@ -91,11 +106,19 @@ export class HistoryWindow {
 
   /**
    * A top-level call is about to start after `nodeId`: when the window
-   * lacks that node, another writer wrote it, and the window is read again
-   * on next use.
+   * lacks that node, another writer (another process, another machine)
+   * wrote it, and on next use the window reads in what that writer wrote
+   * since: `nodeId`'s last turns, more while what was read does not meet
+   * the window, so two writers taking turns each read the other's turn, not
+   * the whole ancestry again. A second such node before that use, or a read
+   * that never meets the window (damaged links), and the window is read
+   * again whole.
    */
   catchUp(nodeId: string | null): void {
-    if (nodeId !== null && this.live !== undefined && !this.live.has(nodeId)) this.live = undefined;
+    const live = this.live;
+    if (nodeId === null || live === undefined || live.has(nodeId) || this.behind === nodeId) return;
+    if (this.behind === undefined) this.behind = nodeId;
+    else this.drop();
   }
 
   /** The window, or when it is not read, a graph of the writer's pending writes alone. */
@@ -127,6 +150,12 @@ export class HistoryWindow {
    * the window holds `headId` already.
    */
   async readAhead(headId: string, reads: SessionStoreAsyncReads): Promise<void> {
+    this.catchUp(headId);
+    const behind = this.behind;
+    if (behind !== undefined) {
+      const joining = this.joining(behind);
+      for (let step = joining.next(); step.done !== true; ) step = joining.next(await reads.readAncestry(this.sessionId, behind, { turns: step.value }));
+    }
     const live = this.live;
     if (live !== undefined && live.size <= this.limit && live.has(headId) && this.turns === Infinity) return;
     const read: SessionNode[][] = [];
@@ -139,6 +168,44 @@ export class HistoryWindow {
     const pending = new SessionGraph();
     this.writer.addPending(pending);
     return pending;
+  }
+
+  /**
+   * The steps of catching up on `nodeId` (see {@link catchUp}): yields how
+   * many of its turns to read and takes what was read, until that joins the
+   * window; drops the window when a read stops growing without joining it.
+   * One walk for the synchronous and the asynchronous reads.
+   */
+  private *joining(nodeId: string): Generator<number, void, SessionNode[]> {
+    this.behind = undefined;
+    let size = -1;
+    for (let turns = CATCH_UP_TURNS; this.live !== undefined; turns *= 2) {
+      const read: SessionNode[] = yield turns;
+      if (this.join(nodeId, read)) return;
+      if (read.length === size) this.drop();
+      size = read.length;
+    }
+  }
+
+  /**
+   * Adds `read` (`nodeId`'s last turns) to the window when it holds
+   * `nodeId` and every node of it links (caller, predecessor) to a node
+   * read or held — the read met the window — and says whether it did. A
+   * node held is taken in its stored version unless the writer has a
+   * pending write to it.
+   */
+  private join(nodeId: string, read: readonly SessionNode[]): boolean {
+    const live = this.live;
+    if (live === undefined) return false;
+    const ids = new Set(read.map((node) => node.id));
+    if (!ids.has(nodeId)) return false;
+    const known = (id: string | null): boolean => id === null || ids.has(id) || live.has(id);
+    if (!read.every((node) => known(node.caller) && known(node.predecessor))) return false;
+    const pending = this.pending();
+    for (const node of read) if (!live.add(node) && !pending.has(node.id)) live.replace(node);
+    const last = read.at(-1);
+    if (last !== undefined) this.writer.sawSeq(last.seq);
+    return true;
   }
 
   /** Makes the window of what was read (read for `turns` turns) and the writer's pending writes. */

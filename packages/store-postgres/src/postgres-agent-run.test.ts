@@ -73,6 +73,38 @@ describe("an agent run recorded in PostgreSQL", () => {
     }
   });
 
+  it("two stores (two processes) taking turns, each writer read ahead as a server does: after its first turn each reads only the other's latest turns, and every request carries the whole conversation", async () => {
+    const schema = freshSchemaName();
+    // On the asynchronous path, as `rein serve` opens its store.
+    const stores = [0, 1].map(() => new PostgresSessionStore({ connectionString: server!.connectionString, schema, shutdownFlush: false, asyncWrites: true }));
+    try {
+      stores[0]!.createSession("chat");
+      const writers = await Promise.all(stores.map((store) => SessionNodeWriter.open(store, "chat")));
+      const runtime = new Runtime({ provider: lookupThenAnswer() });
+      const chats = writers.map((writer) => new Chat({ runtime, context: Context.forSession(writer, "chat") }));
+      const turn = async (index: number): Promise<string> => {
+        await writers[index % 2]!.readAhead();
+        const answer = await chats[index % 2]!.say(`q${index}`);
+        await writers[index % 2]!.flushAsync();
+        return answer;
+      };
+      await turn(0);
+      await turn(1);
+      const reads = stores.flatMap((store) => [jest.spyOn(store, "readAncestry"), jest.spyOn(store.asyncReads!, "readAncestry")]);
+      for (let index = 2; index < 12; index++) {
+        // Each turn adds four messages (the question, the lookup, its result, the answer): every earlier turn is sent.
+        await expect(turn(index)).resolves.toBe(`answer after ${4 * index + 3} messages`);
+      }
+      const sizes = await Promise.all(reads.flatMap((read) => read.mock.results.map(async (result) => ((await result.value) as unknown[]).length)));
+      expect(sizes.length).toBeGreaterThan(0);
+      // The other's last turn and the one before (four nodes each), where the ancestry is 40 nodes and more by now.
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(8);
+      expect(stores[0]!.readAncestry("chat", stores[0]!.head("chat")!).length).toBeGreaterThanOrEqual(48);
+    } finally {
+      for (const store of stores) store.close();
+    }
+  });
+
   it("close commits a writer's pending batch before the connection ends", () => {
     const schema = freshSchemaName();
     const store = open(schema);

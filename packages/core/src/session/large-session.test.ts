@@ -110,6 +110,33 @@ describe("a long session is never loaded whole", () => {
     }
   });
 
+  it("two processes taking turns on one long session: each reads only the turns the other wrote since its last, not the whole ancestry again", async () => {
+    // Two stores on one file, as two processes (or machines on one PostgreSQL database) serving one conversation.
+    const first = new SessionStore({ path: join(directory, "s.db"), shutdownFlush: false });
+    const second = new SessionStore({ path: join(directory, "s.db"), shutdownFlush: false });
+    try {
+      longSession(first, 300);
+      const chats = [first, second].map((store) => new Chat({ runtime: new Runtime({ provider: echoQuestions() }), context: Context.forSession(store, "long") }));
+      // Each reads the session once, on its first turn.
+      await chats[0]!.say("q300");
+      await chats[1]!.say("q301");
+      const reads = [first, second].map((store) => jest.spyOn(store, "readAncestry"));
+      for (let turn = 302; turn < 310; turn++) {
+        const answer = await chats[turn % 2]!.say(`q${turn}`);
+        // Whole history: every question of the 300 stored turns and of both processes' turns since, in order.
+        expect(answer.split(",")).toEqual(Array.from({ length: turn + 1 }, (_, index) => `q${index}`));
+      }
+      const nodesRead = reads.flatMap((read) => read.mock.results.map((result) => (result.value as SessionNode[]).length));
+      // The other process's last turn (its call and llm node) and the turn before, per turn: a few nodes, where
+      // reading the ancestry again is 600 or more each time.
+      expect(nodesRead.length).toBeGreaterThan(0);
+      expect(Math.max(...nodesRead)).toBeLessThan(20);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
   it("a writer that has seen the session reads nothing for the next request; its window is bounded and read again past its bound", async () => {
     const store = new SessionStore({ path: join(directory, "s.db"), shutdownFlush: false });
     try {
