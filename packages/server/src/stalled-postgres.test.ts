@@ -126,6 +126,52 @@ async function waitWhileStopped<T>(url: string, requests: () => Promise<T>): Pro
 }
 
 describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
+  it("closeAsync() while the database is stopped leaves the event loop free: half a second on it still waits, and once the database resumes it closes the store", async () => {
+    // A request timeout far beyond the stall: a synchronous close would hold the event loop until SIGCONT.
+    const closing = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });
+    closing.createSession("c");
+    const { allStopped, resume } = await stopDatabase();
+    let settled: Promise<unknown>;
+    let done = false;
+    try {
+      settled = closing.closeAsync();
+      void settled.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      await new Promise((wait) => setTimeout(wait, 500));
+      // This timer fired before the database resumed: the event loop was free (before, it fired only after the watchdog's SIGCONT).
+      expect(allStopped()).toBe(true);
+      expect(done).toBe(false);
+    } finally {
+      resume();
+    }
+    await expect(settled).resolves.toBeUndefined();
+    expect(() => closing.head("c")).toThrow(/closed/);
+  });
+
+  it("closeAsync() settles while the database is still stopped once its statements time out: each connection's end waits about a second for the server, then its socket is closed", async () => {
+    const closing = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 1_000 });
+    closing.createSession("c");
+    // Two connections open on the pool, idle, as a busy server's store has; and the store's own.
+    await Promise.all([closing.asyncReads!.getSession("c"), closing.asyncReads!.getSession("c")]);
+    const { allStopped, resume } = await stopDatabase();
+    try {
+      const failure = await closing.closeAsync().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      // Settled with the database still stopped (its watchdog resumes it at 30 s): an end that waited for the server
+      // would have waited for the resume.
+      expect(allStopped()).toBe(true);
+      // Marking the running nodes interrupted timed out: said, typed.
+      expect(failure).toMatchObject({ name: "PostgresConnectionError" });
+      expect(() => closing.head("c")).toThrow(/closed/);
+    } finally {
+      resume();
+    }
+  });
+
   it("/healthz and a run that reads no Postgres store answer while the database is stopped; once it resumes every queued node is stored", async () => {
     // A request timeout far beyond the stall: a blocking commit would hold the event loop until SIGCONT.
     store = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 600_000 });

@@ -179,10 +179,32 @@ export class SyncWorkerBridge<F extends WorkerFailure = WorkerFailure> {
       this.call("close", ...args);
       closed = true;
     } finally {
-      for (let received = receiveMessageOnPort(this.asyncPort); received !== undefined; received = receiveMessageOnPort(this.asyncPort)) {
-        this.settle(received.message as WorkerReply<F>);
-      }
+      this.settleReceived();
       this.letGo(closed);
+    }
+  }
+
+  /**
+   * {@link close} without blocking the event loop: the `close` request is
+   * answered, in order, from the event loop like any asynchronous call. The
+   * caller makes no other call meanwhile.
+   */
+  async closeAsync(...args: unknown[]): Promise<void> {
+    if (this.isEnded) return;
+    let closed = false;
+    try {
+      await this.callAsync("close", ...args);
+      closed = true;
+    } finally {
+      this.settleReceived();
+      this.letGo(closed);
+    }
+  }
+
+  /** Settles the asynchronous calls whose replies wait on the port already. */
+  private settleReceived(): void {
+    for (let received = receiveMessageOnPort(this.asyncPort); received !== undefined; received = receiveMessageOnPort(this.asyncPort)) {
+      this.settle(received.message as WorkerReply<F>);
     }
   }
 

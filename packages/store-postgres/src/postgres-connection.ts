@@ -137,4 +137,9 @@ export class PostgresConnection {
   close(): void {
     this.bridge.close();
   }
+
+  /** {@link close}, answered from the event loop: it never blocks. */
+  closeAsync(): Promise<void> {
+    return this.bridge.closeAsync();
+  }
 }

@@ -32,7 +32,7 @@ import {
   runFromRow,
 } from "@rein/session";
 import { PostgresAsyncWrites } from "./postgres-async-writes";
-import { checkTurns, onPoolOf, postgresAsyncCalls } from "./postgres-async-calls";
+import { checkTurns, onPoolOf, postgresAsyncCalls, type OnPool } from "./postgres-async-calls";
 import { commitOnPool, commitWithRetry, encodeCommit } from "./postgres-commit-paths";
 import { PostgresStoreLink } from "./postgres-store-link";
 import { nodesFromJson, sessionFromRow, type Row } from "./postgres-rows";
@@ -97,6 +97,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   private readonly uninstallShutdown: (() => void) | undefined;
   /** The asynchronous path's pool, with the `asyncWrites` option. */
   private readonly asyncWrites: PostgresAsyncWrites | undefined;
+  /** The worker's operations run on {@link asyncWrites}'s pool, with typed faults. */
+  private readonly onPool: OnPool | undefined;
   /**
    * {@link commit} on the asynchronous path (option `asyncWrites`): the
    * same transaction code on a pooled connection, awaited, never blocking
@@ -129,7 +131,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     this.uninstallShutdown = resolved.shutdownFlush ? installShutdownFlush(this) : undefined;
     const poolSize = resolved.asyncPoolSize;
     if (poolSize !== undefined) {
-      const onPool = onPoolOf(this.link, (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize)));
+      const onPool = (this.onPool = onPoolOf(this.link, (this.asyncWrites = new PostgresAsyncWrites(resolved, this.owner, poolSize))));
       this.commitAsync = (sessionId, operations, options) => commitOnPool(this.link, onPool, sessionId, operations, options);
       ({ asyncReads: this.asyncReads, asyncLeases: this.asyncLeases } = postgresAsyncCalls(onPool));
     }
@@ -292,14 +294,26 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
     await flushPendingWritersAsync(this);
   }
 
-  /** {@link close} after every queued write is committed ({@link flushAsync}), never blocking the event loop. Idempotent. */
+  /**
+   * {@link close} after every queued write is committed ({@link flushAsync}).
+   * With `asyncWrites`, it never blocks the event loop: the running nodes are
+   * marked interrupted on the pool, and the connections end from the event
+   * loop — a stalled database makes it wait (up to `requestTimeoutMs` for
+   * the statements, about a second for each connection's end), not the
+   * process. Without `asyncWrites`, the same as {@link close}. Idempotent.
+   */
   async closeAsync(): Promise<void> {
     if (this.link.closed) return;
+    const pool = this.asyncWrites;
+    if (pool === undefined || this.onPool === undefined) return this.close();
     try {
-      await this.flushAsync();
+      // A commit that failed is tried once more, as close() commits what is kept.
+      await this.flushAsync().catch(() => this.flushAsync());
+      await this.onPool("interruptRunning");
     } finally {
-      this.close();
-      await this.asyncWrites?.end().catch(() => undefined);
+      this.letGo();
+      await this.link.endAsync();
+      await pool.end().catch(() => undefined);
     }
   }
 
@@ -383,13 +397,18 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
       this.flushSync();
       this.interruptRunning();
     } finally {
-      this.link.markClosed();
-      releaseSharedWriters(this);
-      this.uninstallShutdown?.();
+      this.letGo();
       // Commits in flight finish first; the pool then ends.
       void this.asyncWrites?.end().catch(() => undefined);
       this.link.end();
     }
+  }
+
+  /** From now on every call fails closed; the store's writers and its shutdown flush let go. */
+  private letGo(): void {
+    this.link.markClosed();
+    releaseSharedWriters(this);
+    this.uninstallShutdown?.();
   }
 
   private call(op: string, ...args: unknown[]): unknown {

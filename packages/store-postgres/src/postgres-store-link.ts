@@ -78,6 +78,11 @@ export class PostgresStoreLink {
     }
   }
 
+  /** {@link end} without blocking the event loop. */
+  async endAsync(): Promise<void> {
+    await this.connection.closeAsync().catch(() => undefined);
+  }
+
   private connect(): PostgresConnection {
     return new PostgresConnection(postgresWorkerOptions(this.options, this.owner));
   }

@@ -104,6 +104,9 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
     pool.on("error", () => undefined);
   }
 
+  /** How long ending the store's connection waits for the server before closing its socket (see `close`). */
+  const END_WAIT_MS = 1_000;
+  const IN_TIME = (): boolean => false;
   let client: Client | undefined;
   let closed = false;
   /**
@@ -309,7 +312,12 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
       if (open !== undefined) {
         open.removeAllListeners("error");
         open.on("error", () => undefined);
-        await open.end().catch(() => undefined);
+        // A stalled server never answers the Terminate message: wait for it at most END_WAIT_MS, then close the
+        // socket (the server ends the backend, and frees its locks, once it sees the socket closed).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<boolean>((done) => (timer = setTimeout(done, END_WAIT_MS, true)));
+        if (await Promise.race([open.end().then(IN_TIME, IN_TIME), late])) open.connection.stream.destroy();
+        clearTimeout(timer);
       }
     },
     live: () => !closed && client !== undefined && ownerLockHeld,
