@@ -72,26 +72,7 @@ interface ChainNode {
   frames: readonly Frame[] | undefined;
 }
 
-/**
- * The key of the process's one call-chain storage. Every evaluation of this
- * module whose links have the {@link ChainNode} shape above shares it: a
- * module evaluated again (a dev server's hot reload, a test runner's module
- * registry per test file) or a second installed copy of the package. Bump
- * the version when that shape changes, so copies that read links
- * differently never share.
- */
-const CHAIN_STORAGE = Symbol.for("rein.guard.callChain.v1");
-
-/**
- * The chain's storage, kept on Node's `AsyncLocalStorage` class — the one
- * object every module registry of the process shares — under
- * {@link CHAIN_STORAGE}. One per evaluation would accumulate: Node 20 keeps
- * each storage ever entered in a process-wide list that every new promise
- * visits (600,000 awaits took 43 ms of CPU with one storage, 3,805 ms with
- * 100), and a call made through one copy would not count toward another
- * copy's recursion ceiling.
- */
-const storage: AsyncLocalStorage<ChainNode> = ((AsyncLocalStorage as unknown as Record<symbol, AsyncLocalStorage<ChainNode> | undefined>)[CHAIN_STORAGE] ??= new AsyncLocalStorage<ChainNode>());
+const storage = new AsyncLocalStorage<ChainNode>();
 const EMPTY: readonly Frame[] = Object.freeze([]);
 
 /**
