@@ -150,7 +150,7 @@ describe("a stalled PostgreSQL database (SIGSTOP) with asyncWrites", () => {
     expect(() => closing.head("c")).toThrow(/closed/);
   });
 
-  it("closeAsync() settles while the database is still stopped once its statements time out: each connection's end waits about a second for the server, then its socket is closed", async () => {
+  it("closeAsync() settles while the database is still stopped once its statements time out: the store's connection waits about a second for the server to end it, then its socket is closed", async () => {
     const closing = new PostgresSessionStore({ connectionString: postgres!.connectionString, schema: freshSchemaName(), asyncWrites: { poolSize: 2 }, shutdownFlush: false, requestTimeoutMs: 1_000 });
     closing.createSession("c");
     // Two connections open on the pool, idle, as a busy server's store has; and the store's own.

@@ -299,8 +299,8 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    * With `asyncWrites`, it never blocks the event loop: the running nodes are
    * marked interrupted on the pool, and the connections end from the event
    * loop — a stalled database makes it wait (up to `requestTimeoutMs` for
-   * the statements, about a second for each connection's end), not the
-   * process. Without `asyncWrites`, the same as {@link close}. Idempotent.
+   * the statements, about a second for the store's connection to end), not
+   * the process. Without `asyncWrites`, the same as {@link close}. Idempotent.
    */
   async closeAsync(): Promise<void> {
     if (this.link.closed) return;
