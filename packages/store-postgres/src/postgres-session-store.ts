@@ -97,7 +97,7 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
   private readonly uninstallShutdown: (() => void) | undefined;
   /** The asynchronous path's pool, with the `asyncWrites` option. */
   private readonly asyncWrites: PostgresAsyncWrites | undefined;
-  /** The worker's operations run on {@link asyncWrites}'s pool, with typed faults. */
+  /** The worker's operations run on {@link asyncWrites}'s pool, with typed faults; set with it. */
   private readonly onPool: OnPool | undefined;
   /**
    * {@link commit} on the asynchronous path (option `asyncWrites`): the
@@ -304,16 +304,16 @@ export class PostgresSessionStore implements SessionStoreLike, RunLeaseStore, Co
    */
   async closeAsync(): Promise<void> {
     if (this.link.closed) return;
-    const pool = this.asyncWrites;
-    if (pool === undefined || this.onPool === undefined) return this.close();
+    const onPool = this.onPool;
+    if (onPool === undefined) return this.close();
     try {
       // A commit that failed is tried once more, as close() commits what is kept.
       await this.flushAsync().catch(() => this.flushAsync());
-      await this.onPool("interruptRunning");
+      await onPool("interruptRunning");
     } finally {
       this.letGo();
       await this.link.endAsync();
-      await pool.end().catch(() => undefined);
+      await this.asyncWrites?.end().catch(() => undefined);
     }
   }
 

@@ -106,7 +106,6 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
 
   /** How long ending the store's connection waits for the server before closing its socket (see `close`). */
   const END_WAIT_MS = 1_000;
-  const IN_TIME = (): boolean => false;
   let client: Client | undefined;
   let closed = false;
   /**
@@ -316,7 +315,11 @@ export function postgresWorkerDatabase(load: (id: string) => unknown, data: Post
         // socket (the server ends the backend, and frees its locks, once it sees the socket closed).
         let timer: ReturnType<typeof setTimeout> | undefined;
         const late = new Promise<boolean>((done) => (timer = setTimeout(done, END_WAIT_MS, true)));
-        if (await Promise.race([open.end().then(IN_TIME, IN_TIME), late])) open.connection.stream.destroy();
+        const ended = open.end().then(
+          () => false,
+          () => false,
+        );
+        if (await Promise.race([ended, late])) open.connection.stream.destroy();
         clearTimeout(timer);
       }
     },
